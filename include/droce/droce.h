@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * droce umbrella header: everything an application needs.
+ */
+#ifndef DROCE_H
+#define DROCE_H
+
+#include "droce_wire.h"
+
+#endif /* DROCE_H */
