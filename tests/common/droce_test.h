@@ -21,7 +21,8 @@ extern const char *const droce_test_captures[];
 
 /**
  * Start the DPDK EAL for this test process with its own --file-prefix, no PCI,
- * hugepages when the machine has free ones and --no-huge otherwise. Call from
+ * hugepages when the machine has free ones (and DROCE_NO_HUGE is not 1),
+ * --no-huge otherwise. Call from
  * inside a test (Criterion forks per test). Returns 0 or asserts.
  */
 int droce_test_eal_init(const char *name);

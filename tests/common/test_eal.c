@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <criterion/criterion.h>
 #include <ftw.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,7 +44,9 @@ int droce_test_eal_init(const char *name)
 	argv[argc++] = "--log-level=lib.eal:warning";
 	argv[argc++] = "-l";
 	argv[argc++] = "0";
-	if (free_hugepages() >= 64) {
+	const char *no_huge = getenv("DROCE_NO_HUGE");
+
+	if ((no_huge == NULL || strcmp(no_huge, "1") != 0) && free_hugepages() >= 64) {
 		/* unlink hugepage files at once: nothing is left behind if the test dies */
 		argv[argc++] = "--huge-unlink";
 		argv[argc++] = "-m";
