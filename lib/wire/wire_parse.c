@@ -80,10 +80,12 @@ static enum droce_parse_status parse_ip(const uint8_t *hdr, size_t avail, size_t
 			/* only a first fragment shows its port: RoCEv2 is never fragmented */
 			const struct droce_udp_hdr *udp = (const void *)(hdr + off + ihl);
 
-			if ((droce_ipv4_frag_off(ip) & DROCE_IPV4_FRAG_OFF_MASK) == 0 &&
-			    avail >= off + ihl + sizeof(*udp) && droce_udp_dport(udp) == cfg->udp_port)
-				return DROCE_PARSE_IP_FRAGMENT;
-			return DROCE_PARSE_NOT_ROCE;
+			if ((droce_ipv4_frag_off(ip) & DROCE_IPV4_FRAG_OFF_MASK) != 0)
+				return DROCE_PARSE_NOT_ROCE;
+			if (avail < off + ihl + sizeof(*udp))
+				return DROCE_PARSE_TRUNC_UDP;
+			return droce_udp_dport(udp) == cfg->udp_port ? DROCE_PARSE_IP_FRAGMENT
+								      : DROCE_PARSE_NOT_ROCE;
 		}
 		pkt->ip_hdr_len = (uint8_t)ihl;
 		*l4_len = total - ihl;

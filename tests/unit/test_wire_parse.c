@@ -543,3 +543,13 @@ Test(parse_trunc, hdrs_accepts_whole_header_stack)
 	cr_expect_eq(droce_parse_hdrs(frame, 14 + 20 + 8 + 12 + 16, frame_len, &cfg, &pkt),
 		     DROCE_PARSE_OK);
 }
+
+Test(parse_trunc, fragment_port_beyond_given_bytes)
+{
+	/* a first fragment whose UDP header was not given: truncated, not "not ours" */
+	build(&addr4, DROCE_OP_RC_ACK, 0);
+	ip4()->frag_off = htobe16(DROCE_IPV4_MF);
+	fix_ip_csum();
+	cr_expect_eq(droce_parse_hdrs(frame, 14 + 20 + 4, frame_len, &cfg, &pkt),
+		     DROCE_PARSE_TRUNC_UDP);
+}
