@@ -42,32 +42,39 @@ static void print_ext(FILE *out, bool json, const struct droce_hdr_fields *f, ui
 	const char *sep = json ? "," : " ";
 
 	if (mask & DROCE_OPM_DETH)
-		fprintf(out, json ? "%s\"deth\":{\"qkey\":%" PRIu32 ",\"src_qp\":%" PRIu32 "}"
-				  : "%sDETH{qkey=0x%08" PRIx32 " src_qp=0x%06" PRIx32 "}",
+		fprintf(out,
+			json ? "%s\"deth\":{\"qkey\":%" PRIu32 ",\"src_qp\":%" PRIu32 "}"
+			     : "%sDETH{qkey=0x%08" PRIx32 " src_qp=0x%06" PRIx32 "}",
 			sep, f->deth.qkey, f->deth.sqpn);
 	if (mask & DROCE_OPM_RETH)
-		fprintf(out, json ? "%s\"reth\":{\"va\":%" PRIu64 ",\"rkey\":%" PRIu32 ",\"len\":%" PRIu32 "}"
-				  : "%sRETH{va=0x%" PRIx64 " rkey=0x%08" PRIx32 " len=%" PRIu32 "}",
+		fprintf(out,
+			json ? "%s\"reth\":{\"va\":%" PRIu64 ",\"rkey\":%" PRIu32
+			       ",\"len\":%" PRIu32 "}"
+			     : "%sRETH{va=0x%" PRIx64 " rkey=0x%08" PRIx32 " len=%" PRIu32 "}",
 			sep, f->reth.va, f->reth.rkey, f->reth.len);
 	if (mask & DROCE_OPM_ATMETH)
-		fprintf(out, json ? "%s\"atomiceth\":{\"va\":%" PRIu64 ",\"rkey\":%" PRIu32
-				    ",\"swap_add\":%" PRIu64 ",\"compare\":%" PRIu64 "}"
-				  : "%sAtomicETH{va=0x%" PRIx64 " rkey=0x%08" PRIx32 " swap_add=0x%" PRIx64
-				    " compare=0x%" PRIx64 "}",
+		fprintf(out,
+			json ? "%s\"atomiceth\":{\"va\":%" PRIu64 ",\"rkey\":%" PRIu32
+			       ",\"swap_add\":%" PRIu64 ",\"compare\":%" PRIu64 "}"
+			     : "%sAtomicETH{va=0x%" PRIx64 " rkey=0x%08" PRIx32
+			       " swap_add=0x%" PRIx64 " compare=0x%" PRIx64 "}",
 			sep, f->atmeth.va, f->atmeth.rkey, f->atmeth.swap_add, f->atmeth.compare);
 	if (mask & DROCE_OPM_AETH)
-		fprintf(out, json ? "%s\"aeth\":{\"syndrome\":%u,\"kind\":\"%s\",\"msn\":%" PRIu32 "}"
-				  : "%sAETH{syndrome=0x%02x %s msn=%" PRIu32 "}",
+		fprintf(out,
+			json ? "%s\"aeth\":{\"syndrome\":%u,\"kind\":\"%s\",\"msn\":%" PRIu32 "}"
+			     : "%sAETH{syndrome=0x%02x %s msn=%" PRIu32 "}",
 			sep, f->aeth.syndrome, aeth_kind(f->aeth.syndrome), f->aeth.msn);
 	if (mask & DROCE_OPM_ATMACK)
-		fprintf(out, json ? "%s\"atomicacketh\":{\"orig\":%" PRIu64 "}"
-				  : "%sAtomicAckETH{orig=0x%" PRIx64 "}",
+		fprintf(out,
+			json ? "%s\"atomicacketh\":{\"orig\":%" PRIu64 "}"
+			     : "%sAtomicAckETH{orig=0x%" PRIx64 "}",
 			sep, f->atmack_orig);
 	if (mask & DROCE_OPM_IMMDT)
 		fprintf(out, json ? "%s\"immdt\":%" PRIu32 : "%sImmDt{0x%08" PRIx32 "}", sep,
 			ntohl(f->imm_be));
 	if (mask & DROCE_OPM_IETH)
-		fprintf(out, json ? "%s\"ieth\":{\"rkey\":%" PRIu32 "}" : "%sIETH{rkey=0x%08" PRIx32 "}",
+		fprintf(out,
+			json ? "%s\"ieth\":{\"rkey\":%" PRIu32 "}" : "%sIETH{rkey=0x%08" PRIx32 "}",
 			sep, f->ieth_rkey);
 }
 
@@ -101,8 +108,8 @@ static void print_json(FILE *out, const struct pcap_frame *fr, enum droce_parse_
 
 	fprintf(out, "{\"frame\":%" PRIu64 ",\"time\":%.9f", fr->index, fr->time);
 	if (st != DROCE_PARSE_OK && st != DROCE_PARSE_BAD_ICRC) {
-		fprintf(out, ",\"error\":\"%s\",\"len\":%" PRIu32 "}\n", droce_parse_status_name[st],
-			fr->len);
+		fprintf(out, ",\"error\":\"%s\",\"len\":%" PRIu32 "}\n",
+			droce_parse_status_name[st], fr->len);
 		return;
 	}
 	format_ip(pkt, fr->data, true, src, sizeof(src));

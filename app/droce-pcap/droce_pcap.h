@@ -11,8 +11,8 @@
 
 /** One frame of a capture as the dissector sees it. */
 struct pcap_frame {
-	uint64_t index;    /**< 1-based, as tshark numbers frames */
-	double time;       /**< seconds since the first frame */
+	uint64_t index; /**< 1-based, as tshark numbers frames */
+	double time;    /**< seconds since the first frame */
 	const uint8_t *data;
 	uint32_t len;      /**< captured bytes */
 	uint32_t wire_len; /**< bytes on the wire */

@@ -21,26 +21,23 @@ struct options {
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: droce-pcap [options] FILE.pcap...\n"
-		"Dissect the RoCEv2 frames of captures, verify every ICRC, summarise.\n"
-		"  -j, --json       one JSON object per frame (and for the summary)\n"
-		"  -s, --summary    print the per-QP summary after the frames\n"
-		"  -S, --summary-only  print only the summary\n"
-		"  -p, --port N     UDP port that carries RoCEv2 (default 4791)\n"
-		"  -h, --help       this text\n"
-		"Exit status: 0 all RoCEv2 frames good, 1 malformed or ICRC errors, 2 usage/file error.\n");
+	fprintf(out, "usage: droce-pcap [options] FILE.pcap...\n"
+		     "Dissect the RoCEv2 frames of captures, verify every ICRC, summarise.\n"
+		     "  -j, --json       one JSON object per frame (and for the summary)\n"
+		     "  -s, --summary    print the per-QP summary after the frames\n"
+		     "  -S, --summary-only  print only the summary\n"
+		     "  -p, --port N     UDP port that carries RoCEv2 (default 4791)\n"
+		     "  -h, --help       this text\n"
+		     "Exit status: 0 all RoCEv2 frames good, 1 malformed or ICRC errors, 2 "
+		     "usage/file error.\n");
 }
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"summary", no_argument, NULL, 's'},
-		{"summary-only", no_argument, NULL, 'S'},
-		{"port", required_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{"json", no_argument, NULL, 'j'},         {"summary", no_argument, NULL, 's'},
+		{"summary-only", no_argument, NULL, 'S'}, {"port", required_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	bool summary_only = false;
 	int c;
@@ -116,7 +113,10 @@ static int64_t dissect_file(const char *path, const struct options *o, struct su
 	cfg.max_payload = UINT16_MAX;
 	while ((rc = pcap_next_ex(p, &h, &data)) == 1) {
 		struct pcap_frame fr = {
-			.index = ++index, .data = data, .len = h->caplen, .wire_len = h->len,
+			.index = ++index,
+			.data = data,
+			.len = h->caplen,
+			.wire_len = h->len,
 		};
 		struct droce_pkt pkt;
 		enum droce_parse_status st;

@@ -21,7 +21,7 @@ struct flow {
 	uint64_t acks;
 	uint64_t naks;
 	uint64_t rnr_naks;
-	uint32_t next_psn;    /* expected PSN of the next new request packet */
+	uint32_t next_psn; /* expected PSN of the next new request packet */
 	bool seen_request;
 };
 
@@ -154,11 +154,12 @@ static void print_text(FILE *out, const struct summary *s)
 	size_t i;
 	int k;
 
-	fprintf(out, "frames %" PRIu64 ", RoCEv2 %" PRIu64 ", other %" PRIu64
-		     ", malformed %" PRIu64 " (ICRC errors %" PRIu64 ")\n",
+	fprintf(out,
+		"frames %" PRIu64 ", RoCEv2 %" PRIu64 ", other %" PRIu64 ", malformed %" PRIu64
+		" (ICRC errors %" PRIu64 ")\n",
 		s->frames, s->frames - s->by_status[DROCE_PARSE_NOT_ROCE],
-		s->by_status[DROCE_PARSE_NOT_ROCE],
-		summary_errors(s), s->by_status[DROCE_PARSE_BAD_ICRC]);
+		s->by_status[DROCE_PARSE_NOT_ROCE], summary_errors(s),
+		s->by_status[DROCE_PARSE_BAD_ICRC]);
 	for (k = 0; k < DROCE_PARSE_STATUS_COUNT; k++)
 		if (k > DROCE_PARSE_NOT_ROCE && s->by_status[k])
 			fprintf(out, "  dropped %-18s %" PRIu64 "\n", droce_parse_status_name[k],
@@ -176,8 +177,9 @@ static void print_text(FILE *out, const struct summary *s)
 
 		flow_src(f, src, sizeof(src));
 		snprintf(key, sizeof(key), "%s -> 0x%06" PRIx32, src, f->qpn);
-		fprintf(out, "%-40s %8" PRIu64 " %8" PRIu64 " %12" PRIu64 " %8" PRIu64 " %6" PRIu64
-			     " %6" PRIu64 " %6" PRIu64 "\n",
+		fprintf(out,
+			"%-40s %8" PRIu64 " %8" PRIu64 " %12" PRIu64 " %8" PRIu64 " %6" PRIu64
+			" %6" PRIu64 " %6" PRIu64 "\n",
 			key, f->packets, f->messages, f->payload_bytes, f->retransmits, f->acks,
 			f->naks, f->rnr_naks);
 	}
@@ -202,10 +204,11 @@ static void print_json(FILE *out, const struct summary *s)
 		const struct flow *f = &s->flows[i];
 
 		flow_src(f, src, sizeof(src));
-		fprintf(out, "%s{\"src\":\"%s\",\"qpn\":%" PRIu32 ",\"packets\":%" PRIu64
-			     ",\"messages\":%" PRIu64 ",\"payload_bytes\":%" PRIu64
-			     ",\"retransmits\":%" PRIu64 ",\"acks\":%" PRIu64 ",\"naks\":%" PRIu64
-			     ",\"rnr_naks\":%" PRIu64 "}",
+		fprintf(out,
+			"%s{\"src\":\"%s\",\"qpn\":%" PRIu32 ",\"packets\":%" PRIu64
+			",\"messages\":%" PRIu64 ",\"payload_bytes\":%" PRIu64
+			",\"retransmits\":%" PRIu64 ",\"acks\":%" PRIu64 ",\"naks\":%" PRIu64
+			",\"rnr_naks\":%" PRIu64 "}",
 			i ? "," : "", src, f->qpn, f->packets, f->messages, f->payload_bytes,
 			f->retransmits, f->acks, f->naks, f->rnr_naks);
 	}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * The RoCEv2 Invariant CRC (IBTA 7.8.1 and annex A17.4.1).
+ * The RoCEv2 Invariant CRC (IBTA 7.8.1 and annex A17).
  *
  * The ICRC is the Ethernet CRC-32 (zlib's crc32()) of: 8 bytes of 0xff standing
  * for the LRH a RoCEv2 packet does not have, the IP header with its variant
@@ -42,7 +42,7 @@ uint32_t droce_crc32(uint32_t crc, const void *buf, size_t len);
 
 /**
  * CRC-32 of the 8 bytes of 0xff that stand for the LRH a RoCEv2 packet lacks
- * (annex A17.4.1): the constant state every ICRC starts from.
+ * (annex A17): the constant state every ICRC starts from.
  */
 #define DROCE_ICRC_PSEUDO_LRH_CRC 0x2144df1cu
 
@@ -61,7 +61,10 @@ static inline size_t droce_icrc_masked_len(size_t ip_hdr_len)
 uint32_t droce_icrc_begin(const uint8_t *l3, size_t ip_hdr_len, bool ipv6);
 
 /** The ICRC value from the chained state (identity; kept for clarity at call sites). */
-static inline uint32_t droce_icrc_final(uint32_t crc) { return crc; }
+static inline uint32_t droce_icrc_final(uint32_t crc)
+{
+	return crc;
+}
 
 /**
  * ICRC of a contiguous packet: @p l3 is the IP header, @p icrc_off the offset

@@ -28,8 +28,7 @@ uint32_t droce_icrc_calc_mbuf(const struct rte_mbuf *m, uint32_t l3_off, uint32_
  * copy first, so no header is ever read beyond a segment.
  */
 enum droce_parse_status droce_parse_mbuf(const struct rte_mbuf *m,
-					 const struct droce_parse_cfg *cfg,
-					 struct droce_pkt *pkt);
+					 const struct droce_parse_cfg *cfg, struct droce_pkt *pkt);
 
 #ifdef __cplusplus
 }

@@ -58,18 +58,18 @@ enum droce_opcode {
 	DROCE_OP_UD_SEND_ONLY = 0x64,
 	DROCE_OP_UD_SEND_ONLY_IMM = 0x65,
 
-	/** RoCEv2 Congestion Notification Packet, annex A17.9.3. */
+	/** RoCEv2 Congestion Notification Packet, annex A17. */
 	DROCE_OP_CNP = 0x81,
 };
 
 /** Transport class of an opcode (bits 7:5), IBTA 9.2. */
 #define DROCE_OP_CLASS_MASK 0xe0
-#define DROCE_OP_CLASS_RC 0x00
-#define DROCE_OP_CLASS_UC 0x20
-#define DROCE_OP_CLASS_RD 0x40
-#define DROCE_OP_CLASS_UD 0x60
-#define DROCE_OP_CLASS_CNP 0x80
-#define DROCE_OP_CLASS_XRC 0xa0
+#define DROCE_OP_CLASS_RC   0x00
+#define DROCE_OP_CLASS_UC   0x20
+#define DROCE_OP_CLASS_RD   0x40
+#define DROCE_OP_CLASS_UD   0x60
+#define DROCE_OP_CLASS_CNP  0x80
+#define DROCE_OP_CLASS_XRC  0xa0
 
 /** Extended headers that can follow the BTH, in their wire order (IBTA 9.2). */
 enum droce_ext_hdr {
@@ -105,9 +105,9 @@ enum droce_opcode_mask {
 	/* operation */
 	DROCE_OPM_SEND = 1u << 11,
 	DROCE_OPM_WRITE = 1u << 12,
-	DROCE_OPM_READ = 1u << 13,      /**< READ request or READ response */
-	DROCE_OPM_ATOMIC = 1u << 14,    /**< atomic request or atomic ACK */
-	DROCE_OPM_ACK = 1u << 15,       /**< ACK / NAK (AETH only) */
+	DROCE_OPM_READ = 1u << 13,   /**< READ request or READ response */
+	DROCE_OPM_ATOMIC = 1u << 14, /**< atomic request or atomic ACK */
+	DROCE_OPM_ACK = 1u << 15,    /**< ACK / NAK (AETH only) */
 	/* the responder consumes a receive WQE (at the first/only packet) */
 	DROCE_OPM_RECV = 1u << 16,
 	/* the responder completes a receive WQE (at the last/only packet) */
@@ -131,8 +131,8 @@ enum droce_opcode_mask {
 struct droce_opcode_info {
 	const char *name;
 	uint32_t mask;
-	uint8_t hdr_len;                  /**< BTH + extended headers, bytes */
-	uint8_t offset[DROCE_HDR_COUNT];  /**< each header's offset from the BTH */
+	uint8_t hdr_len;                 /**< BTH + extended headers, bytes */
+	uint8_t offset[DROCE_HDR_COUNT]; /**< each header's offset from the BTH */
 };
 
 extern const struct droce_opcode_info droce_opcode_table[256];

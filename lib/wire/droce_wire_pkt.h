@@ -28,24 +28,24 @@ extern "C" {
  */
 enum droce_parse_status {
 	DROCE_PARSE_OK = 0,
-	DROCE_PARSE_NOT_ROCE,        /**< not IP/UDP to the RoCEv2 port: not ours */
-	DROCE_PARSE_TRUNC_L2,        /**< shorter than its Ethernet/VLAN header */
-	DROCE_PARSE_TRUNC_IP,        /**< shorter than its IP header */
-	DROCE_PARSE_BAD_IP_VERSION,  /**< IP version does not match the ethertype */
-	DROCE_PARSE_BAD_IP_HDR_LEN,  /**< IPv4 IHL below 5 */
-	DROCE_PARSE_BAD_IP_LEN,      /**< IP length beyond the frame or below its headers */
-	DROCE_PARSE_BAD_IP_CSUM,     /**< IPv4 header checksum wrong */
-	DROCE_PARSE_IP_FRAGMENT,     /**< IPv4 fragment: RoCEv2 is never fragmented */
-	DROCE_PARSE_TRUNC_UDP,       /**< no room for the UDP header */
-	DROCE_PARSE_BAD_UDP_LEN,     /**< UDP length disagrees with the IP length */
-	DROCE_PARSE_TRUNC_BTH,       /**< no room for BTH + ICRC */
-	DROCE_PARSE_BAD_BTH_VERSION, /**< TVer other than 0 (IBTA 9.2) */
-	DROCE_PARSE_BAD_OPCODE,      /**< reserved or unsupported opcode (RD, XRC) */
-	DROCE_PARSE_TRUNC_EXT_HDR,   /**< no room for the opcode's extended headers */
-	DROCE_PARSE_BAD_PAD,         /**< pad count beyond the payload, or length not 4-aligned */
-	DROCE_PARSE_BAD_PAYLOAD,     /**< payload on an opcode that carries none */
+	DROCE_PARSE_NOT_ROCE,         /**< not IP/UDP to the RoCEv2 port: not ours */
+	DROCE_PARSE_TRUNC_L2,         /**< shorter than its Ethernet/VLAN header */
+	DROCE_PARSE_TRUNC_IP,         /**< shorter than its IP header */
+	DROCE_PARSE_BAD_IP_VERSION,   /**< IP version does not match the ethertype */
+	DROCE_PARSE_BAD_IP_HDR_LEN,   /**< IPv4 IHL below 5 */
+	DROCE_PARSE_BAD_IP_LEN,       /**< IP length beyond the frame or below its headers */
+	DROCE_PARSE_BAD_IP_CSUM,      /**< IPv4 header checksum wrong */
+	DROCE_PARSE_IP_FRAGMENT,      /**< IPv4 fragment: RoCEv2 is never fragmented */
+	DROCE_PARSE_TRUNC_UDP,        /**< no room for the UDP header */
+	DROCE_PARSE_BAD_UDP_LEN,      /**< UDP length disagrees with the IP length */
+	DROCE_PARSE_TRUNC_BTH,        /**< no room for BTH + ICRC */
+	DROCE_PARSE_BAD_BTH_VERSION,  /**< TVer other than 0 (IBTA 9.2) */
+	DROCE_PARSE_BAD_OPCODE,       /**< reserved or unsupported opcode (RD, XRC) */
+	DROCE_PARSE_TRUNC_EXT_HDR,    /**< no room for the opcode's extended headers */
+	DROCE_PARSE_BAD_PAD,          /**< pad count beyond the payload, or length not 4-aligned */
+	DROCE_PARSE_BAD_PAYLOAD,      /**< payload on an opcode that carries none */
 	DROCE_PARSE_PAYLOAD_TOO_LONG, /**< payload longer than the PMTU allows */
-	DROCE_PARSE_BAD_ICRC,        /**< ICRC mismatch */
+	DROCE_PARSE_BAD_ICRC,         /**< ICRC mismatch */
 	DROCE_PARSE_STATUS_COUNT,
 };
 
@@ -53,17 +53,17 @@ enum droce_parse_status {
 extern const char *const droce_parse_status_name[DROCE_PARSE_STATUS_COUNT];
 
 struct droce_parse_cfg {
-	uint16_t udp_port;     /**< destination port that means RoCEv2 (4791) */
-	uint16_t max_payload;  /**< largest payload a packet may carry: the PMTU */
-	bool verify_icrc;      /**< false only where the caller checks it later */
-	bool verify_ip_csum;   /**< false where the NIC already did */
+	uint16_t udp_port;    /**< destination port that means RoCEv2 (4791) */
+	uint16_t max_payload; /**< largest payload a packet may carry: the PMTU */
+	bool verify_icrc;     /**< false only where the caller checks it later */
+	bool verify_ip_csum;  /**< false where the NIC already did */
 };
 
 /** Accept every PMTU up to 4096 and check everything. */
-#define DROCE_PARSE_CFG_DEFAULT                                                          \
-	((struct droce_parse_cfg){.udp_port = DROCE_ROCEV2_UDP_PORT,                    \
-				  .max_payload = 4096,                                   \
-				  .verify_icrc = true,                                   \
+#define DROCE_PARSE_CFG_DEFAULT                                      \
+	((struct droce_parse_cfg){.udp_port = DROCE_ROCEV2_UDP_PORT, \
+				  .max_payload = 4096,               \
+				  .verify_icrc = true,               \
 				  .verify_ip_csum = true})
 
 /** Packet descriptor flags. */
@@ -86,8 +86,8 @@ struct droce_pkt {
 	uint16_t icrc_off;    /**< the ICRC; the frame ends 4 bytes later */
 	uint16_t vlan_tci;    /**< valid when DROCE_PKT_VLAN */
 	uint8_t opcode;
-	uint8_t pad;          /**< BTH pad count */
-	uint8_t flags;        /**< DROCE_PKT_* */
+	uint8_t pad;   /**< BTH pad count */
+	uint8_t flags; /**< DROCE_PKT_* */
 	uint8_t ip_hdr_len;
 };
 static_assert(sizeof(struct droce_pkt) <= 32, "descriptor stays in half a cache line");
@@ -97,7 +97,8 @@ struct droce_parse_stats {
 	uint64_t count[DROCE_PARSE_STATUS_COUNT];
 };
 
-/** Longest header stack the parser reads: Eth + VLAN + IPv4 with options + UDP + BTH + AtomicETH. */
+/** Longest header stack the parser reads: Eth + VLAN + IPv4 with options + UDP + BTH + AtomicETH.
+ */
 #define DROCE_PARSE_HDR_MAX 128
 
 /**
@@ -136,7 +137,8 @@ uint32_t droce_pkt_icrc_calc(const struct droce_pkt *pkt, const uint8_t *frame);
 static inline void *droce_pkt_ext(const struct droce_pkt *pkt, const uint8_t *frame,
 				  enum droce_ext_hdr h)
 {
-	return (void *)(uintptr_t)(frame + pkt->bth_off + droce_opcode_table[pkt->opcode].offset[h]);
+	return (void *)(uintptr_t)(frame + pkt->bth_off +
+				   droce_opcode_table[pkt->opcode].offset[h]);
 }
 
 static inline struct droce_bth *droce_pkt_bth(const struct droce_pkt *pkt, const uint8_t *frame)
@@ -153,8 +155,8 @@ struct droce_addr {
 	bool has_vlan;
 	uint16_t vlan_tci;
 	bool ipv6;
-	bool ipv4_df;        /**< set Don't Fragment (Linux does) */
-	uint8_t src_ip[16];  /**< IPv4 in the first 4 bytes */
+	bool ipv4_df;       /**< set Don't Fragment (Linux does) */
+	uint8_t src_ip[16]; /**< IPv4 in the first 4 bytes */
 	uint8_t dst_ip[16];
 	uint8_t tclass;      /**< IPv4 TOS / IPv6 traffic class: DSCP << 2 | ECN */
 	uint8_t ttl;         /**< IPv4 TTL / IPv6 hop limit */
@@ -195,7 +197,7 @@ struct droce_hdr_fields {
 		uint32_t qkey;
 		uint32_t sqpn;
 	} deth;
-	uint32_t imm_be;    /**< immediate data as on the wire (big-endian) */
+	uint32_t imm_be; /**< immediate data as on the wire (big-endian) */
 	uint32_t ieth_rkey;
 };
 
@@ -241,7 +243,7 @@ void droce_pkt_addr(const struct droce_pkt *pkt, const uint8_t *frame, struct dr
 /**
  * UDP source port for a QP pair, as Linux and RoCE NICs choose it for ECMP
  * entropy: the flow label (or, when 0, one computed from both QPNs) folded
- * into 14 bits above 0xC000 (annex A17.2.3).
+ * into 14 bits above 0xC000 (annex A17).
  */
 uint16_t droce_udp_sport_for_qps(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn);
 

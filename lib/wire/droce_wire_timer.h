@@ -15,7 +15,7 @@ extern "C" {
 /** Number of RNR NAK timer codes (5-bit field of the AETH). */
 #define DROCE_RNR_TIMER_CODES 32
 
-/** Microseconds a requester waits after an RNR NAK carrying each code (IBTA 9.7.5.2.8). */
+/** Microseconds a requester waits after an RNR NAK carrying each code (IBTA 9.7.5.2). */
 extern const uint32_t droce_rnr_timer_usec[DROCE_RNR_TIMER_CODES];
 
 static inline uint32_t droce_rnr_timer_to_usec(uint8_t code)
@@ -25,13 +25,14 @@ static inline uint32_t droce_rnr_timer_to_usec(uint8_t code)
 
 /**
  * Local ACK timeout in nanoseconds for the 5-bit QP attribute @p timeout:
- * 4.096 us * 2^timeout (IBTA 9.7.6.1.3); 0 means infinite and returns 0.
+ * 4.096 us * 2^timeout (IBTA 9.7, Local ACK Timeout); 0 means infinite and returns 0.
  */
 static inline uint64_t droce_ack_timeout_ns(uint8_t timeout)
 {
+	timeout &= 0x1f;
 	if (timeout == 0)
 		return 0;
-	return 4096ull << (timeout & 0x1f);
+	return 4096ull << timeout;
 }
 
 #ifdef __cplusplus

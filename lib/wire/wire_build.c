@@ -45,8 +45,7 @@ static uint8_t *build_l2(uint8_t *p, const struct droce_addr *a)
 }
 
 /* IP + UDP headers for a UDP payload (BTH .. ICRC) of @p roce_len bytes. */
-static uint8_t *build_l3_l4(uint8_t *p, const struct droce_addr *a, uint16_t ip_id,
-			    size_t roce_len)
+static uint8_t *build_l3_l4(uint8_t *p, const struct droce_addr *a, uint16_t ip_id, size_t roce_len)
 {
 	struct droce_udp_hdr *udp;
 	size_t udp_len = sizeof(*udp) + roce_len;
@@ -80,7 +79,7 @@ static uint8_t *build_l3_l4(uint8_t *p, const struct droce_addr *a, uint16_t ip_
 	udp->sport = htobe16(a->udp_sport);
 	udp->dport = htobe16(a->udp_dport);
 	udp->len = htobe16((uint16_t)udp_len);
-	/* zero: the ICRC protects the packet, as Linux and RoCE NICs send it (annex A17.4.2) */
+	/* zero: the ICRC protects the packet, as Linux and RoCE NICs send it (annex A17) */
 	udp->csum = 0;
 	return p + sizeof(*udp);
 }
@@ -136,7 +135,8 @@ static void build_ext(uint8_t *bth, const struct droce_opcode_info *info,
 		droce_aeth_set_msn(ae, f->aeth.msn);
 	}
 	if (m & DROCE_OPM_ATMACK)
-		droce_atmack_set_orig((void *)(bth + info->offset[DROCE_HDR_ATMACK]), f->atmack_orig);
+		droce_atmack_set_orig((void *)(bth + info->offset[DROCE_HDR_ATMACK]),
+				      f->atmack_orig);
 	if (m & DROCE_OPM_IMMDT)
 		droce_immdt_set_imm((void *)(bth + info->offset[DROCE_HDR_IMMDT]), f->imm_be);
 	if (m & DROCE_OPM_IETH)
@@ -158,7 +158,8 @@ ssize_t droce_build_hdrs(uint8_t *buf, size_t cap, const struct droce_addr *a, u
 		return -EINVAL;
 	roce_len = (size_t)info->hdr_len + payload_len + pad + DROCE_ICRC_LEN;
 	if (sizeof(struct droce_udp_hdr) + roce_len +
-		    (a->ipv6 ? 0 : sizeof(struct droce_ipv4_hdr)) > UINT16_MAX)
+		    (a->ipv6 ? 0 : sizeof(struct droce_ipv4_hdr)) >
+	    UINT16_MAX)
 		return -EMSGSIZE;
 	hdr_len = l2l3 + info->hdr_len;
 	if (cap < hdr_len)
@@ -195,14 +196,14 @@ ssize_t droce_build_frame(uint8_t *buf, size_t cap, const struct droce_addr *a, 
 	memset(buf + hdr_len + payload_len, 0, pad);
 	l3 = buf + sizeof(struct droce_eth_hdr) + (a->has_vlan ? sizeof(struct droce_vlan_hdr) : 0);
 	droce_icrc_store(buf + frame_len - DROCE_ICRC_LEN,
-			 droce_icrc_calc(l3, a->ipv6 ? sizeof(struct droce_ipv6_hdr)
-						     : sizeof(struct droce_ipv4_hdr),
+			 droce_icrc_calc(l3,
+					 a->ipv6 ? sizeof(struct droce_ipv6_hdr)
+						 : sizeof(struct droce_ipv4_hdr),
 					 a->ipv6, (size_t)(buf + frame_len - DROCE_ICRC_LEN - l3)));
 	return (ssize_t)frame_len;
 }
 
-void droce_pkt_fields(const struct droce_pkt *pkt, const uint8_t *frame,
-		      struct droce_hdr_fields *f)
+void droce_pkt_fields(const struct droce_pkt *pkt, const uint8_t *frame, struct droce_hdr_fields *f)
 {
 	const struct droce_bth *bth = droce_pkt_bth(pkt, frame);
 	uint32_t m = pkt->mask;

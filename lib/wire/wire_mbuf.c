@@ -47,8 +47,7 @@ uint32_t droce_icrc_calc_mbuf(const struct rte_mbuf *m, uint32_t l3_off, uint32_
 }
 
 enum droce_parse_status droce_parse_mbuf(const struct rte_mbuf *m,
-					 const struct droce_parse_cfg *cfg,
-					 struct droce_pkt *pkt)
+					 const struct droce_parse_cfg *cfg, struct droce_pkt *pkt)
 {
 	uint8_t copy[DROCE_PARSE_HDR_MAX];
 	uint32_t want = m->pkt_len < DROCE_PARSE_HDR_MAX ? m->pkt_len : DROCE_PARSE_HDR_MAX;

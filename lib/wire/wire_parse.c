@@ -85,7 +85,7 @@ static enum droce_parse_status parse_ip(const uint8_t *hdr, size_t avail, size_t
 			if (avail < off + ihl + sizeof(*udp))
 				return DROCE_PARSE_TRUNC_UDP;
 			return droce_udp_dport(udp) == cfg->udp_port ? DROCE_PARSE_IP_FRAGMENT
-								      : DROCE_PARSE_NOT_ROCE;
+								     : DROCE_PARSE_NOT_ROCE;
 		}
 		pkt->ip_hdr_len = (uint8_t)ihl;
 		*l4_len = total - ihl;
@@ -98,7 +98,7 @@ static enum droce_parse_status parse_ip(const uint8_t *hdr, size_t avail, size_t
 			return DROCE_PARSE_BAD_IP_VERSION;
 		if (off + sizeof(*ip6) + droce_ipv6_payload_len(ip6) > frame_len)
 			return DROCE_PARSE_BAD_IP_LEN;
-		/* extension headers are not used by RoCEv2 (annex A17.4.2) */
+		/* extension headers are not used by RoCEv2 (annex A17) */
 		if (ip6->next_hdr != DROCE_IPPROTO_UDP)
 			return DROCE_PARSE_NOT_ROCE;
 		pkt->ip_hdr_len = sizeof(*ip6);

@@ -221,7 +221,7 @@ static int build_frame(uint8_t *frame, const uint8_t *payload, size_t len, struc
 }
 
 /*
- * The ICRC straight from its definition (IBTA annex A17.4.1) with zlib: 8 bytes of 0xff, then
+ * The ICRC straight from its definition (IBTA annex A17) with zlib: 8 bytes of 0xff, then
  * the IPv4 header, UDP header and BTH with their variant fields set to ones, then the rest.
  */
 static uint32_t icrc_oracle(const struct bench_data *d)

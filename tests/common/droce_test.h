@@ -10,8 +10,7 @@
 const char *droce_test_data(const char *name);
 
 /** Called for each frame of a capture; index is 1-based like tshark's frame.number. */
-typedef void (*droce_test_frame_fn)(uint64_t index, const uint8_t *frame, uint32_t len,
-				    void *arg);
+typedef void (*droce_test_frame_fn)(uint64_t index, const uint8_t *frame, uint32_t len, void *arg);
 
 /** Feed every frame of tests/data/@p name to @p fn; returns the frame count (asserts on error). */
 uint64_t droce_test_pcap_foreach(const char *name, droce_test_frame_fn fn, void *arg);

@@ -76,7 +76,8 @@ void droce_test_eal_fini(void)
 	rte_eal_cleanup();
 	/* the runtime folder is /var/run/dpdk/<prefix> for root, XDG_RUNTIME_DIR otherwise */
 	snprintf(dir, sizeof(dir), "%s/dpdk/%s",
-		 getuid() == 0 ? "/var/run" : (getenv("XDG_RUNTIME_DIR") ? getenv("XDG_RUNTIME_DIR") : "/tmp"),
+		 getuid() == 0 ? "/var/run"
+			       : (getenv("XDG_RUNTIME_DIR") ? getenv("XDG_RUNTIME_DIR") : "/tmp"),
 		 file_prefix);
 	nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }

@@ -212,7 +212,7 @@ static void oracle_ipv4_csum_set(uint8_t *ip, size_t hdr_len)
 }
 
 /*
- * ICRC (IBTA 7.8.1, annex A17.4.1) written from the spec with zlib: CRC-32 of
+ * ICRC (IBTA 7.8.1, annex A17) written from the spec with zlib: CRC-32 of
  * 8 bytes of 0xff, the IP header with its variant fields set to ones, the UDP
  * header with its checksum set to ones, the BTH with its FECN/BECN/resv6 byte
  * set to ones, and everything after the BTH up to the ICRC.
@@ -326,11 +326,11 @@ static void check_desc(const struct droce_pkt *pkt, const uint8_t *frame, size_t
  *    offset moves back by their length).
  *  - IPv4 flags bit 0x8000 (reserved, RFC 791): written as zero. DF is kept
  *    (droce_addr.ipv4_df); MF and the fragment offset are never accepted.
- *  - UDP checksum: the builder always writes 0 (annex A17.4.2: the ICRC
+ *  - UDP checksum: the builder always writes 0 (annex A17: the ICRC
  *    protects the packet).
  *  - BTH resv6 (the 6 bits after FECN/BECN) and resv7 (after AckReq), DETH
  *    resv8 (before SrcQP), the 16 reserved bytes of a CNP, and the pad bytes:
- *    IBTA 9.2 and A17.9.3 make them reserved or zero, the builder writes 0.
+ *    IBTA 9.2 and annex A17 make them reserved or zero, the builder writes 0.
  *
  * The IPv4 checksum is recomputed (by the oracle, not by lib/wire) only when
  * one of the IPv4 header bytes above changed, and the ICRC only when a byte it

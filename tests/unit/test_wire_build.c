@@ -37,7 +37,9 @@ static struct droce_hdr_fields sample_fields(uint8_t opcode)
 		.psn = 0xfedcba,
 		.reth = {.va = 0x0123456789abcdefull, .rkey = 0x11223344, .len = 0x55667788},
 		.aeth = {.syndrome = 0x61, .msn = 0x123456},
-		.atmeth = {.va = 0x1000, .rkey = 0x99, .swap_add = 0xaaaabbbbccccddddull,
+		.atmeth = {.va = 0x1000,
+			   .rkey = 0x99,
+			   .swap_add = 0xaaaabbbbccccddddull,
 			   .compare = 0x1111222233334444ull},
 		.atmack_orig = 0x5555666677778888ull,
 		.deth = {.qkey = 0x80010002, .sqpn = 0x000abc},
@@ -105,7 +107,8 @@ static void round_trip_all_opcodes(const struct droce_addr *a)
 			continue;
 		n = droce_build_frame(frame, sizeof(frame), a, 1, &f, payload, len);
 		cr_assert_gt(n, 0, "%s: %zd", info->name, n);
-		cr_assert_eq((size_t)n, droce_frame_len(a, (uint8_t)op, len), "%s length", info->name);
+		cr_assert_eq((size_t)n, droce_frame_len(a, (uint8_t)op, len), "%s length",
+			     info->name);
 		cr_assert_eq(droce_parse(frame, (size_t)n, &cfg, &pkt), DROCE_PARSE_OK, "%s",
 			     info->name);
 		cr_expect_eq(pkt.payload_len, len, "%s payload", info->name);
@@ -271,8 +274,9 @@ Test(build, refuses_short_buffer)
 	uint8_t frame[128];
 
 	cr_expect_eq(droce_build_hdrs(frame, 14 + 20 + 8 + 11, &addr4, 0, &f, 0), -ENOSPC);
-	cr_expect_eq(droce_build_frame(frame, 14 + 20 + 8 + 12 + 8 + 3, &addr4, 0, &f,
-				       "12345678", 8), -ENOSPC);
+	cr_expect_eq(
+		droce_build_frame(frame, 14 + 20 + 8 + 12 + 8 + 3, &addr4, 0, &f, "12345678", 8),
+		-ENOSPC);
 }
 
 Test(build, refuses_oversized_frame)
@@ -299,7 +303,8 @@ Test(build, udp_sport_in_rocev2_range)
 
 Test(build, udp_sport_symmetric_in_qpns)
 {
-	cr_expect_eq(droce_udp_sport_for_qps(0, 0x12, 0x345), droce_udp_sport_for_qps(0, 0x345, 0x12));
+	cr_expect_eq(droce_udp_sport_for_qps(0, 0x12, 0x345),
+		     droce_udp_sport_for_qps(0, 0x345, 0x12));
 }
 
 Test(build, udp_sport_uses_flow_label)

@@ -89,8 +89,8 @@ static uint64_t golden_num(const struct golden *g, uint64_t frame, const char *c
 struct run {
 	const char *capture;
 	struct golden golden;
-	uint64_t roce;     /* frames the parser took as RoCEv2 */
-	uint64_t matched;  /* frames compared with tshark */
+	uint64_t roce;    /* frames the parser took as RoCEv2 */
+	uint64_t matched; /* frames compared with tshark */
 	uint64_t rebuilt;
 };
 
@@ -108,9 +108,9 @@ static void check_parse(uint64_t index, const uint8_t *frame, uint32_t len, void
 		     droce_parse_status_name[st]);
 }
 
-#define EXPECT_FIELD(r, idx, col, val)                                                         \
-	cr_expect_eq((uint64_t)(val), golden_num(&(r)->golden, idx, col),                     \
-		     "%s frame %" PRIu64 ": %s is 0x%" PRIx64 ", tshark says 0x%" PRIx64,       \
+#define EXPECT_FIELD(r, idx, col, val)                                                    \
+	cr_expect_eq((uint64_t)(val), golden_num(&(r)->golden, idx, col),                 \
+		     "%s frame %" PRIu64 ": %s is 0x%" PRIx64 ", tshark says 0x%" PRIx64, \
 		     (r)->capture, idx, col, (uint64_t)(val), golden_num(&(r)->golden, idx, col))
 
 static void check_golden(uint64_t index, const uint8_t *frame, uint32_t len, void *arg)
@@ -207,8 +207,9 @@ static void run_golden(const char *capture)
 
 	golden_load(&r.golden, capture);
 	droce_test_pcap_foreach(capture, check_golden, &r);
-	cr_assert_eq(r.matched, r.golden.nrows, "%s: droce decoded %" PRIu64
-		     " frames, tshark %" PRIu64, capture, r.matched, r.golden.nrows);
+	cr_assert_eq(r.matched, r.golden.nrows,
+		     "%s: droce decoded %" PRIu64 " frames, tshark %" PRIu64, capture, r.matched,
+		     r.golden.nrows);
 }
 
 static void run_rebuild(const char *capture)
@@ -219,10 +220,19 @@ static void run_rebuild(const char *capture)
 	cr_assert_gt(r.rebuilt, 0);
 }
 
-#define CAPTURE_TESTS(id, file)                                                                \
-	Test(captures_parse, id) { run_parse(file); }                                          \
-	Test(captures_tshark, id) { run_golden(file); }                                        \
-	Test(captures_rebuild, id) { run_rebuild(file); }
+#define CAPTURE_TESTS(id, file)    \
+	Test(captures_parse, id)   \
+	{                          \
+		run_parse(file);   \
+	}                          \
+	Test(captures_tshark, id)  \
+	{                          \
+		run_golden(file);  \
+	}                          \
+	Test(captures_rebuild, id) \
+	{                          \
+		run_rebuild(file); \
+	}
 
 CAPTURE_TESTS(atomic_cs, "linux-rxe-atomic_cs.pcap")
 CAPTURE_TESTS(atomic_fa, "linux-rxe-atomic_fa.pcap")

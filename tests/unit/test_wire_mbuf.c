@@ -32,9 +32,11 @@ static void setup(void)
 		.udp_sport = 0xc001,
 		.udp_dport = 4791,
 	};
-	struct droce_hdr_fields f = {.opcode = DROCE_OP_RC_WRITE_ONLY, .pkey = 0xffff,
-				     .dqpn = 0x22, .psn = 1, .reth = {.va = 0x1000, .rkey = 7,
-								      .len = 4093}};
+	struct droce_hdr_fields f = {.opcode = DROCE_OP_RC_WRITE_ONLY,
+				     .pkey = 0xffff,
+				     .dqpn = 0x22,
+				     .psn = 1,
+				     .reth = {.va = 0x1000, .rkey = 7, .len = 4093}};
 	uint8_t payload[4093];
 	size_t i;
 	ssize_t n;

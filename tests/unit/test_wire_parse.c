@@ -70,11 +70,11 @@ static void fix_icrc(void)
 			 droce_icrc_calc(frame + 14, 20, false, frame_len - 4 - 14));
 }
 
-#define EXPECT_STATUS(want)                                                                    \
-	do {                                                                                   \
-		enum droce_parse_status got_ = parse();                                        \
-		cr_assert_eq(got_, want, "parsed as %s, expected %s",                          \
-			     droce_parse_status_name[got_], droce_parse_status_name[want]);     \
+#define EXPECT_STATUS(want)                                                                 \
+	do {                                                                                \
+		enum droce_parse_status got_ = parse();                                     \
+		cr_assert_eq(got_, want, "parsed as %s, expected %s",                       \
+			     droce_parse_status_name[got_], droce_parse_status_name[want]); \
 	} while (0)
 
 /* ---- accepted */
