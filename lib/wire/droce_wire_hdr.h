@@ -512,7 +512,7 @@ enum droce_nak_code {
 	DROCE_NAK_INVALID_RD_REQ = 4,
 };
 
-/** Credit count 0x1f: the responder does not advertise end-to-end credits (end-to-end credits, IBTA 9.7). */
+/** Credit count 0x1f: the responder advertises no end-to-end credits (IBTA 9.7). */
 #define DROCE_AETH_CREDIT_INVALID 0x1f
 
 static inline uint8_t droce_aeth_syndrome_make(enum droce_aeth_type type, uint8_t value)
