@@ -37,5 +37,9 @@ void summary_print(FILE *out, const struct summary *s, enum dissect_format fmt);
 void summary_free(struct summary *s);
 /** Frames that were RoCE but malformed (bad ICRC included). */
 uint64_t summary_errors(const struct summary *s);
+/** Frames that were RoCEv2, well formed or not. */
+uint64_t summary_roce_frames(const struct summary *s);
+/** Frames with a bad ICRC. */
+uint64_t summary_icrc_errors(const struct summary *s);
 
 #endif /* DROCE_PCAP_H */

@@ -145,6 +145,7 @@ int main(int argc, char **argv)
 {
 	struct options o = {.format = FORMAT_TEXT, .udp_port = DROCE_ROCEV2_UDP_PORT};
 	int first = parse_options(argc, argv, &o);
+	uint64_t roce = 0, bad = 0, icrc_bad = 0;
 	int status = 0;
 	int i;
 
@@ -152,23 +153,30 @@ int main(int argc, char **argv)
 		return 2;
 	for (i = first; i < argc; i++) {
 		struct summary *sum = summary_new();
-		int64_t bad;
+		int64_t nbad;
 
 		if (sum == NULL) {
 			fprintf(stderr, "droce-pcap: out of memory\n");
 			return 2;
 		}
-		bad = dissect_file(argv[i], &o, sum);
-		if (bad < 0)
+		nbad = dissect_file(argv[i], &o, sum);
+		if (nbad < 0)
 			status = 2;
-		else if (bad > 0 && status == 0)
+		else if (nbad > 0 && status == 0)
 			status = 1;
-		if (bad >= 0 && o.summary) {
+		roce += summary_roce_frames(sum);
+		bad += summary_errors(sum);
+		icrc_bad += summary_icrc_errors(sum);
+		if (nbad >= 0 && o.summary) {
 			if (o.summary_format != FORMAT_JSON)
 				printf("== %s\n", argv[i]);
 			summary_print(stdout, sum, o.summary_format);
 		}
 		summary_free(sum);
 	}
+	if (o.summary && o.summary_format == FORMAT_TEXT && argc - first > 1)
+		printf("total: %d captures, %" PRIu64 " RoCEv2 frames, %" PRIu64
+		       " malformed (%" PRIu64 " ICRC errors)\n",
+		       argc - first, roce, bad, icrc_bad);
 	return status;
 }

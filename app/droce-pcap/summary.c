@@ -143,6 +143,16 @@ uint64_t summary_errors(const struct summary *s)
 	return n;
 }
 
+uint64_t summary_roce_frames(const struct summary *s)
+{
+	return s->frames - s->by_status[DROCE_PARSE_NOT_ROCE];
+}
+
+uint64_t summary_icrc_errors(const struct summary *s)
+{
+	return s->by_status[DROCE_PARSE_BAD_ICRC];
+}
+
 static void flow_src(const struct flow *f, char *buf, size_t len)
 {
 	inet_ntop(f->ipv6 ? AF_INET6 : AF_INET, f->src, buf, (socklen_t)len);
@@ -169,8 +179,8 @@ static void print_text(FILE *out, const struct summary *s)
 		if (s->by_opcode[k])
 			fprintf(out, "  0x%02x %-34s %" PRIu64 "\n", k, droce_opcode_table[k].name,
 				s->by_opcode[k]);
-	fprintf(out, "%-40s %8s %8s %12s %8s %6s %6s %6s %6s\n", "sender -> dest QP", "packets",
-		"messages", "payload", "retrans", "acks", "naks", "rnr", "");
+	fprintf(out, "%-40s %8s %8s %12s %8s %6s %6s %6s\n", "sender -> dest QP", "packets",
+		"messages", "payload", "retrans", "acks", "naks", "rnr");
 	for (i = 0; i < s->nflows; i++) {
 		const struct flow *f = &s->flows[i];
 		char key[INET6_ADDRSTRLEN + 24];
