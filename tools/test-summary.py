@@ -15,14 +15,15 @@ with open(sys.argv[1]) as log:
         for m in SYNTH.finditer(t.get("stdout", "") + (t.get("stderr") or "")):
             pass
         ok = t["result"] in ("OK", "EXPECTEDFAIL", "SKIP")
+        name = t["name"].split(" / ")[-1]
         if m:
             p, f = int(m[2]), int(m[3]) + int(m[4])
             if not ok and f == 0:
                 f = 1  # the executable failed outside its test cases
-            print(f"  {t['name']:<24} {m[0]}")
+            print(f"  {name:<24} {m[0]}")
         else:
             p, f = (1, 0) if ok else (0, 1)
-            print(f"  {t['name']:<24} {t['result']}")
+            print(f"  {name:<24} {t['result']}")
         passed += p
         failed += f
 print(f"tests: {passed} passed, {failed} failed")
