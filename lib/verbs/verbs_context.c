@@ -8,5 +8,16 @@
 
 void droce_context_ops_init_objects(struct droce_context *c)
 {
-	(void)c;
+	struct ibv_context_ops *ops = &c->vctx.context.ops;
+
+	ops->poll_cq = droce_poll_cq;
+	ops->req_notify_cq = droce_req_notify_cq;
+	ops->post_send = droce_post_send;
+	ops->post_recv = droce_post_recv;
+	ops->post_srq_recv = droce_post_srq_recv;
+	ops->alloc_mw = droce_alloc_mw;
+	ops->dealloc_mw = droce_dealloc_mw;
+	ops->bind_mw = droce_bind_mw;
+	c->vctx.create_cq_ex = droce_create_cq_ex;
+	c->vctx.create_qp_ex = droce_create_qp_ex;
 }

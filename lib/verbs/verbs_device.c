@@ -184,6 +184,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 		return NULL;
 	}
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->async_lock, NULL);
 	pthread_mutex_init(&c->vctx.context.mutex, NULL);
 	c->vctx.context.device = device;
 	c->vctx.context.cmd_fd = -1;
@@ -200,6 +201,7 @@ int ibv_close_device(struct ibv_context *context)
 	struct droce_context *c = to_dctx(context);
 
 	close(c->async_efd);
+	droce_async_fini(c);
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&context->mutex);
 	free(c);

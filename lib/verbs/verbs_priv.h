@@ -17,6 +17,9 @@
 
 #include <infiniband/verbs.h>
 
+#include "droce_ring.h"
+#include "droce_wqe.h"
+
 #define DROCE_CONTAINER_OF(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 /* ------------------------------------------------------------ verbs_config.c */
@@ -74,6 +77,10 @@ struct droce_context {
 	int async_efd;        /**< eventfd behind context->async_fd */
 	pthread_mutex_t lock; /**< serialises the control path of this context */
 	unsigned int pd_count;
+	/* async events not yet taken: a queue behind the async_efd counts */
+	pthread_mutex_t async_lock;
+	struct ibv_async_event *async_q;
+	unsigned int async_head, async_count, async_cap;
 };
 
 static inline struct droce_context *to_dctx(struct ibv_context *c)
@@ -110,6 +117,251 @@ static inline struct droce_pd *to_dpd(struct ibv_pd *p)
 {
 	return DROCE_CONTAINER_OF(p, struct droce_pd, ibpd);
 }
+
+/* -------------------------------------------------------------- verbs_shm.c */
+
+/** A shared mapping: the engine maps the same file. */
+struct droce_shm {
+	void *addr;
+	size_t len; /**< rounded up to pages */
+	int fd;     /**< memfd, -1 when none */
+};
+
+/** Map @p len bytes of a new memfd named @p name. 0 or -errno. */
+int droce_shm_alloc(struct droce_shm *m, size_t len, const char *name);
+void droce_shm_free(struct droce_shm *m);
+
+/* --------------------------------------------------------------- verbs_cq.c */
+
+/*
+ * CQ control words shared with the engine. Arming is two counters, one per
+ * writer: the application bumps arm_seq (after storing arm_solicited) to arm;
+ * the engine, when it signals the channel, copies arm_seq into notified_seq.
+ * The CQ is armed while they differ.
+ */
+struct droce_cq_ctl {
+	uint32_t arm_seq;       /**< written by the application (release) */
+	uint32_t arm_solicited; /**< written by the application before arm_seq */
+	uint8_t pad0[56];
+	uint32_t notified_seq; /**< written by the engine (release) */
+	uint32_t overrun;      /**< written by the engine: a CQE found the ring full */
+	uint8_t pad1[56];
+};
+
+struct droce_comp_channel;
+
+struct droce_cq {
+	struct ibv_cq_ex ibcq; /* begins with the fields of struct ibv_cq */
+	struct droce_shm shm;  /* control words, then the CQE ring */
+	struct droce_cq_ctl *ctl;
+	void *ring; /* the CQE ring inside shm */
+	size_t ring_len;
+	struct droce_ring_cons cons;
+	uint32_t arm_seq; /* private copy of ctl->arm_seq */
+	bool single_threaded;
+	pthread_spinlock_t lock;  /* ibv_poll_cq may be called from several threads */
+	uint64_t wc_flags;        /* extended CQ: the fields the user asked for */
+	struct droce_cqe cur;     /* extended CQ: the entry being read */
+	uint32_t users;           /* QPs and SRQs completing to it (atomic) */
+	uint32_t events_reported; /* channel events handed out by ibv_get_cq_event() */
+};
+
+static inline struct droce_cq *to_dcq(struct ibv_cq *cq)
+{
+	return DROCE_CONTAINER_OF((struct ibv_cq_ex *)cq, struct droce_cq, ibcq);
+}
+
+static inline struct ibv_cq *droce_cq_ibcq(struct droce_cq *cq)
+{
+	return ibv_cq_ex_to_cq(&cq->ibcq);
+}
+
+int droce_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc);
+int droce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+struct ibv_cq_ex *droce_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr);
+/* verbs_cq_ex.c: the extended poll API of a CQ */
+void droce_cq_ex_init(struct droce_cq *cq);
+
+/* ---------------------------------------------------------- verbs_channel.c */
+
+/** Completion channel: an eventfd (one count per event) and the CQs behind the counts. */
+struct droce_comp_channel {
+	struct ibv_comp_channel ibch;
+	pthread_mutex_t lock;
+	struct droce_cq **pending; /* CQs with an event not yet taken, in order */
+	unsigned int head, count, cap;
+	uint32_t users; /* CQs using the channel */
+};
+
+static inline struct droce_comp_channel *to_dch(struct ibv_comp_channel *ch)
+{
+	return DROCE_CONTAINER_OF(ch, struct droce_comp_channel, ibch);
+}
+
+/** Queue an event of @p cq on its channel and wake the channel's fd. 0 or -errno. */
+int droce_channel_push(struct droce_comp_channel *ch, struct droce_cq *cq);
+/** Drop the events of @p cq not yet taken from the channel. */
+void droce_channel_forget(struct droce_comp_channel *ch, struct droce_cq *cq);
+
+/* -------------------------------------------------------------- verbs_srq.c */
+
+/*
+ * SRQ limit arming, one writer per word: the application stores limit then
+ * bumps arm_seq (release); the engine, when fewer than limit WQEs remain,
+ * raises IBV_EVENT_SRQ_LIMIT_REACHED and copies arm_seq into fired_seq.
+ */
+struct droce_srq_ctl {
+	uint32_t limit;   /**< application */
+	uint32_t arm_seq; /**< application */
+	uint8_t pad0[56];
+	uint32_t fired_seq; /**< engine */
+	uint8_t pad1[60];
+};
+
+struct droce_srq {
+	struct ibv_srq ibsrq;
+	struct droce_shm shm;
+	struct droce_srq_ctl *ctl;
+	void *ring;
+	size_t ring_len;
+	struct droce_ring_prod rq;
+	pthread_spinlock_t lock;
+	uint32_t slot_size;
+	uint32_t max_wr, max_sge;
+	uint32_t arm_seq; /* private copy of ctl->arm_seq */
+	uint32_t users;   /* QPs attached (atomic) */
+};
+
+static inline struct droce_srq *to_dsrq(struct ibv_srq *s)
+{
+	return DROCE_CONTAINER_OF(s, struct droce_srq, ibsrq);
+}
+
+/* --------------------------------------------------------------- verbs_qp.c */
+
+/*
+ * QP state shared with the engine, one writer per word: the control path
+ * writes state and gen (gen after state, release) on every modify; the engine
+ * writes err_state then err_gen (release) when it moves the QP to SQE or ERR
+ * by itself. The engine's state applies while err_gen equals gen.
+ */
+struct droce_qp_ctl {
+	uint32_t state; /**< enum ibv_qp_state, control path */
+	uint32_t gen;   /**< control path: bumped by every modify */
+	uint8_t pad0[56];
+	uint32_t err_state; /**< engine: IBV_QPS_SQE or IBV_QPS_ERR */
+	uint32_t err_gen;   /**< engine: the gen err_state belongs to */
+	uint8_t pad1[56];
+};
+
+struct droce_srq;
+
+struct droce_qp {
+	struct ibv_qp_ex qpx; /* begins with struct ibv_qp */
+	struct droce_shm shm; /* control words, send ring, receive ring */
+	struct droce_qp_ctl *ctl;
+	void *sq_ring, *rq_ring;
+	size_t sq_len, rq_len;
+	struct droce_ring_prod sq, rq;
+	pthread_spinlock_t sq_lock, rq_lock;
+	uint32_t sq_slot_size, rq_slot_size;
+	struct ibv_qp_cap cap; /* what the QP was given (rounded up) */
+	bool sq_sig_all;
+	uint64_t send_ops_flags; /* extended send API: the operations allowed */
+	struct droce_srq *srq;
+	struct ibv_qp_attr attr; /* current attributes, for ibv_query_qp() */
+	/* extended send API session (between ibv_wr_start and complete/abort) */
+	uint32_t wr_pending; /* WQEs built, not yet published */
+	int wr_err;          /* first error of the session */
+	struct droce_send_wqe *wr_cur;
+};
+
+static inline struct droce_qp *to_dqp(struct ibv_qp *qp)
+{
+	return DROCE_CONTAINER_OF((struct ibv_qp_ex *)qp, struct droce_qp, qpx);
+}
+
+/** The state that governs posting: the engine's error state wins while current. */
+static inline enum ibv_qp_state droce_qp_state(const struct droce_qp *qp)
+{
+	uint32_t gen = __atomic_load_n(&qp->ctl->gen, __ATOMIC_ACQUIRE);
+
+	/* pairs with the engine's release store of err_gen after err_state */
+	if (__atomic_load_n(&qp->ctl->err_gen, __ATOMIC_ACQUIRE) == gen && gen != 0)
+		return (enum ibv_qp_state)__atomic_load_n(&qp->ctl->err_state, __ATOMIC_RELAXED);
+	return (enum ibv_qp_state)__atomic_load_n(&qp->ctl->state, __ATOMIC_RELAXED);
+}
+
+struct ibv_qp *droce_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
+
+/* ------------------------------------------------------------- verbs_post.c */
+
+int droce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+int droce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+int droce_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+
+/** Check an encoded send WQE against the QP's type, limits and state rules: 0 or EINVAL. */
+int droce_send_wqe_check(const struct droce_qp *qp, const struct droce_send_wqe *w);
+
+/* --------------------------------------------------------------- verbs_wr.c */
+
+/** Install the extended send API (ibv_wr_*) of a QP created with send_ops_flags. */
+void droce_qp_wr_init(struct droce_qp *qp);
+
+/* --------------------------------------------------------------- verbs_ah.c */
+
+struct droce_ah {
+	struct ibv_ah ibah;
+	uint32_t id; /**< what UD WQEs carry; the engine resolves it */
+	struct ibv_ah_attr attr;
+};
+
+static inline struct droce_ah *to_dah(struct ibv_ah *a)
+{
+	return DROCE_CONTAINER_OF(a, struct droce_ah, ibah);
+}
+
+/** The AH behind an id, or NULL: for the engine, which gets ids from untrusted WQEs. */
+struct droce_ah *droce_ah_lookup(uint32_t id);
+
+/** Fill the UD part of a send WQE. 0 or EINVAL (no AH, or an AH of another PD). */
+int droce_ah_encode(const struct droce_qp *qp, struct ibv_ah *ah, uint32_t remote_qpn,
+		    uint32_t remote_qkey, struct droce_send_wqe *w);
+
+/* --------------------------------------------------------------- verbs_mr.c */
+
+struct droce_mr_table;
+
+struct droce_mr {
+	struct ibv_mr ibmr;
+};
+
+struct droce_mw {
+	struct ibv_mw ibmw;
+	uint32_t handle; /**< the window in the key table */
+};
+
+static inline struct droce_mw *to_dmw(struct ibv_mw *m)
+{
+	return DROCE_CONTAINER_OF(m, struct droce_mw, ibmw);
+}
+
+/** The process's key table (MRs and MWs of every context): what the engine checks keys in. */
+struct droce_mr_table *droce_verbs_mr_table(void);
+
+struct ibv_mw *droce_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int droce_dealloc_mw(struct ibv_mw *mw);
+int droce_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
+
+/** Fill the bind part of a send WQE (type-2 MW bind). 0 or EINVAL. */
+int droce_mw_bind_encode(const struct droce_qp *qp, struct ibv_mw *mw, uint32_t rkey,
+			 const struct ibv_mw_bind_info *info, struct droce_send_wqe *w);
+
+/* ------------------------------------------------------------ verbs_async.c */
+
+/** Queue an async event on its context and wake async_fd: for the engine. 0 or -errno. */
+int droce_async_push(struct ibv_context *context, const struct ibv_async_event *ev);
+void droce_async_fini(struct droce_context *c);
 
 /* ------------------------------------------------------------ verbs_sysfs.c */
 

@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The key table and memory regions: init/fini, slot allocation, reg/rereg/dereg, query.
+ * Memory windows and invalidation are in mw.c. No DPDK here: tested without the EAL.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "droce_mr.h"
+#include "mr_priv.h"
+
+_Static_assert(sizeof(struct droce_mr_entry) == 64, "an entry is one cache line");
+_Static_assert(offsetof(struct droce_mr_entry, handle) == 48,
+	       "the data-path view fits the first 48 bytes");
+_Static_assert(offsetof(struct droce_mr_table, lock) == 64,
+	       "the writer's fields are off the readers' cache line");
+
+const char *const droce_mr_status_name[DROCE_MR_STATUS_MAX] = {
+	[DROCE_MR_OK] = "ok",
+	[DROCE_MR_BAD_KEY] = "bad_key",
+	[DROCE_MR_BAD_PD] = "bad_pd",
+	[DROCE_MR_BAD_QP] = "bad_qp",
+	[DROCE_MR_NO_ACCESS] = "no_access",
+	[DROCE_MR_OUT_OF_BOUNDS] = "out_of_bounds",
+	[DROCE_MR_MISALIGNED] = "misaligned",
+};
+
+/* ------------------------------------------------------------------ table */
+
+size_t droce_mr_table_memsize(uint32_t capacity)
+{
+	if (capacity == 0 || capacity > DROCE_MR_MAX_CAPACITY)
+		return 0;
+	return ((size_t)capacity + 1) * sizeof(struct droce_mr_entry);
+}
+
+/* splitmix64: spreads the first key bytes of a table's slots. */
+static uint64_t mr_mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+int droce_mr_table_init(struct droce_mr_table *t, uint32_t capacity, void *mem)
+{
+	size_t size = droce_mr_table_memsize(capacity);
+	struct timespec ts;
+	uint64_t seed;
+	uint32_t i;
+
+	if (size == 0 || ((uintptr_t)mem & 63) != 0)
+		return -EINVAL;
+	memset(t, 0, sizeof(*t));
+	if (mem == NULL) {
+		mem = aligned_alloc(64, size);
+		if (mem == NULL)
+			return -ENOMEM;
+		t->own_mem = 1;
+	}
+	memset(mem, 0, size);
+	t->entries = mem;
+	t->nslots = capacity + 1;
+	t->capacity = capacity;
+
+	/*
+	 * Each slot starts at an unpredictable key byte, so keys of a previous table (a restarted
+	 * engine) are unlikely to match; from there each slot's byte only advances.
+	 */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)(uintptr_t)t;
+	for (i = 1; i <= capacity; i++) {
+		t->entries[i].key = droce_mr_key_make(i, (uint8_t)mr_mix(seed + i));
+		t->entries[i].next_free = i < capacity ? i + 1 : 0;
+	}
+	t->free_head = 1;
+	t->free_tail = capacity;
+	return 0;
+}
+
+void droce_mr_table_fini(struct droce_mr_table *t)
+{
+	if (t->own_mem)
+		free(t->entries);
+	memset(t, 0, sizeof(*t));
+}
+
+uint32_t droce_mr_table_used(const struct droce_mr_table *t)
+{
+	return __atomic_load_n(&t->used, __ATOMIC_RELAXED);
+}
+
+uint32_t mr_slot_alloc(struct droce_mr_table *t)
+{
+	uint32_t idx = t->free_head;
+	struct droce_mr_entry *e;
+
+	if (idx == 0)
+		return 0;
+	e = &t->entries[idx];
+	t->free_head = e->next_free;
+	if (t->free_head == 0)
+		t->free_tail = 0;
+	e->next_free = 0;
+	__atomic_store_n(&t->used, t->used + 1, __ATOMIC_RELAXED);
+	return idx;
+}
+
+void mr_slot_free(struct droce_mr_table *t, uint32_t idx)
+{
+	t->entries[idx].next_free = 0;
+	if (t->free_tail != 0)
+		t->entries[t->free_tail].next_free = idx;
+	else
+		t->free_head = idx;
+	t->free_tail = idx;
+	__atomic_store_n(&t->used, t->used - 1, __ATOMIC_RELAXED);
+}
+
+void mr_entry_clear(struct droce_mr_entry *e)
+{
+	MR_SET(e, pd, 0);
+	MR_SET(e, qpn, 0);
+	MR_SET(e, addr, 0);
+	MR_SET(e, iova, 0);
+	MR_SET(e, length, 0);
+	MR_SET(e, access, 0);
+	MR_SET(e, type, DROCE_MR_TYPE_NONE);
+	MR_SET(e, state, DROCE_MR_STATE_FREE);
+	MR_SET(e, mr_key, 0);
+}
+
+/* ------------------------------------------------------------------ memory regions */
+
+/*
+ * What ibv_reg_mr() refuses, from the kernel's ib_check_mr_access() and ib_umem_get():
+ * remote write or atomic without local write, zero length, a range that wraps. Nothing
+ * checks that the range is mapped: droce_mem_dpdk.h can, at the verbs layer's choice.
+ */
+static int mr_check_args(uint64_t addr, uint64_t length, uint64_t iova, unsigned int access)
+{
+	if (access & ~DROCE_ACCESS_MR_ALL)
+		return -EINVAL;
+	if ((access & (DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & DROCE_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	if (length == 0 || addr == 0)
+		return -EINVAL;
+	if (length > UINT64_MAX - addr || length > UINT64_MAX - iova)
+		return -EINVAL;
+	return 0;
+}
+
+/* Write a valid MR's view into @p e (the writer holds the lock). */
+static void mr_entry_set(struct droce_mr_entry *e, uint32_t key, uint32_t pd, uint64_t addr,
+			 uint64_t length, uint64_t iova, unsigned int access)
+{
+	mr_write_begin(e);
+	MR_SET(e, key, key);
+	MR_SET(e, pd, pd);
+	MR_SET(e, qpn, 0);
+	MR_SET(e, addr, addr);
+	MR_SET(e, iova, iova);
+	MR_SET(e, length, length);
+	MR_SET(e, access, (uint16_t)access);
+	MR_SET(e, type, DROCE_MR_TYPE_MR);
+	MR_SET(e, state, DROCE_MR_STATE_VALID);
+	MR_SET(e, mr_key, 0);
+	mr_write_end(e);
+}
+
+int droce_mr_reg(struct droce_mr_table *t, uint32_t pd, void *addr, uint64_t length, uint64_t iova,
+		 unsigned int access, unsigned int flags, struct droce_mr_keys *keys)
+{
+	uint64_t a = (uint64_t)(uintptr_t)addr;
+	struct droce_mr_entry *e;
+	uint32_t idx, key;
+	int ret;
+
+	if (flags & ~DROCE_MR_REG_INVALIDATE)
+		return -EINVAL;
+	if (access & DROCE_ACCESS_ZERO_BASED)
+		iova = 0;
+	ret = mr_check_args(a, length, iova, access);
+	if (ret != 0)
+		return ret;
+
+	mr_lock(t);
+	idx = mr_slot_alloc(t);
+	if (idx == 0) {
+		mr_unlock(t);
+		return -ENOMEM;
+	}
+	e = &t->entries[idx];
+	key = mr_next_key(e, idx);
+	mr_entry_set(e, key, pd, a, length, iova, access);
+	e->handle = 0;
+	e->nr_mw = 0;
+	e->flags = (uint8_t)flags;
+	mr_unlock(t);
+
+	keys->lkey = key;
+	keys->rkey = key;
+	return 0;
+}
+
+#define MR_REREG_ALL (DROCE_MR_REREG_TRANSLATION | DROCE_MR_REREG_PD | DROCE_MR_REREG_ACCESS)
+
+int droce_mr_rereg(struct droce_mr_table *t, uint32_t lkey, unsigned int change, uint32_t pd,
+		   void *addr, uint64_t length, uint64_t iova, unsigned int access,
+		   struct droce_mr_keys *keys)
+{
+	struct droce_mr_entry *e;
+	uint64_t a;
+	uint32_t key;
+	int ret;
+
+	/* as the kernel's ib_uverbs_rereg_mr(): no change at all is an invalid request */
+	if (change == 0 || (change & ~MR_REREG_ALL))
+		return -EINVAL;
+
+	mr_lock(t);
+	e = mr_entry_by_key(t, lkey);
+	if (e == NULL || e->type != DROCE_MR_TYPE_MR) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	/* windows were checked against this MR's range, access and PD when bound */
+	if (e->nr_mw != 0) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	if (!(change & DROCE_MR_REREG_PD))
+		pd = e->pd;
+	if (!(change & DROCE_MR_REREG_ACCESS))
+		access = e->access;
+	if (change & DROCE_MR_REREG_TRANSLATION) {
+		a = (uint64_t)(uintptr_t)addr;
+		if (access & DROCE_ACCESS_ZERO_BASED)
+			iova = 0;
+	} else {
+		/* ZERO_BASED moves the iova: only a new translation may say where to */
+		if ((access ^ e->access) & DROCE_ACCESS_ZERO_BASED) {
+			ret = -EINVAL;
+			goto out_unlock;
+		}
+		a = e->addr;
+		length = e->length;
+		iova = e->iova;
+	}
+	ret = mr_check_args(a, length, iova, access);
+	if (ret != 0)
+		goto out_unlock;
+
+	key = mr_next_key(e, droce_mr_key_index(lkey));
+	mr_entry_set(e, key, pd, a, length, iova, access);
+	keys->lkey = key;
+	keys->rkey = key;
+out_unlock:
+	mr_unlock(t);
+	return ret;
+}
+
+int droce_mr_dereg(struct droce_mr_table *t, uint32_t lkey)
+{
+	struct droce_mr_entry *e;
+	int ret = 0;
+
+	mr_lock(t);
+	e = mr_entry_by_key(t, lkey);
+	if (e == NULL || e->type != DROCE_MR_TYPE_MR) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	/* IBA 10.6.7.2.6: an MR with windows bound to it cannot be deregistered */
+	if (e->nr_mw != 0) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	mr_write_begin(e);
+	mr_entry_clear(e);
+	mr_write_end(e);
+	e->flags = 0;
+	mr_slot_free(t, droce_mr_key_index(lkey));
+out_unlock:
+	mr_unlock(t);
+	return ret;
+}
+
+int droce_mr_query(struct droce_mr_table *t, uint32_t key, struct droce_mr_info *info)
+{
+	struct droce_mr_entry *e;
+	int ret = 0;
+
+	mr_lock(t);
+	e = mr_entry_by_key(t, key);
+	if (e == NULL) {
+		ret = -EINVAL;
+	} else {
+		droce_mr_entry_read(e, info);
+		info->bound_mws = e->nr_mw;
+	}
+	mr_unlock(t);
+	return ret;
+}

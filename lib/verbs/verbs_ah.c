@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Address handles. RoCE addresses by GID, so every AH needs a GRH (is_global);
+ * UD work requests carry the AH's id, which the engine resolves.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verbs_limits.h"
+#include "verbs_priv.h"
+
+/* id -> AH; ids are reused only after destroy. Written under ah_lock, read atomically. */
+static struct droce_ah *ah_table[DROCE_MAX_AH];
+static pthread_mutex_t ah_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t ah_next;
+
+struct droce_ah *droce_ah_lookup(uint32_t id)
+{
+	if (id >= DROCE_MAX_AH)
+		return NULL;
+	return __atomic_load_n(&ah_table[id], __ATOMIC_ACQUIRE);
+}
+
+static int ah_attr_check(struct ibv_context *context, const struct ibv_ah_attr *a)
+{
+	const struct droce_device *d = to_dctx(context)->dev;
+
+	if (a->port_num != 1 || !a->is_global || a->grh.sgid_index >= d->gid_count)
+		return EINVAL;
+	return 0;
+}
+
+struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	struct droce_ah *ah;
+	uint32_t i, id = DROCE_MAX_AH;
+	int rc = ah_attr_check(pd->context, attr);
+
+	if (rc != 0) {
+		errno = rc;
+		return NULL;
+	}
+	ah = calloc(1, sizeof(*ah));
+	if (ah == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&ah_lock);
+	for (i = 0; i < DROCE_MAX_AH; i++) {
+		uint32_t cand = (ah_next + i) % DROCE_MAX_AH;
+
+		if (ah_table[cand] == NULL) {
+			id = cand;
+			break;
+		}
+	}
+	if (id < DROCE_MAX_AH) {
+		ah->id = id;
+		ah->attr = *attr;
+		ah->ibah.context = pd->context;
+		ah->ibah.pd = pd;
+		ah->ibah.handle = id;
+		ah_next = id + 1;
+		/* pairs with the acquire load in droce_ah_lookup(): the AH is complete */
+		__atomic_store_n(&ah_table[id], ah, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&ah_lock);
+	if (id == DROCE_MAX_AH) {
+		free(ah);
+		errno = ENOMEM;
+		return NULL;
+	}
+	droce_pd_get(to_dpd(pd));
+	return &ah->ibah;
+}
+
+int ibv_destroy_ah(struct ibv_ah *ibah)
+{
+	struct droce_ah *ah = to_dah(ibah);
+
+	pthread_mutex_lock(&ah_lock);
+	__atomic_store_n(&ah_table[ah->id], NULL, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&ah_lock);
+	droce_pd_put(to_dpd(ibah->pd));
+	free(ah);
+	return 0;
+}
+
+int droce_ah_encode(const struct droce_qp *qp, struct ibv_ah *ah, uint32_t remote_qpn,
+		    uint32_t remote_qkey, struct droce_send_wqe *w)
+{
+	/* the AH must come from the QP's protection domain (IBA 10.2.1) */
+	if (ah == NULL || ah->pd != qp->qpx.qp_base.pd || remote_qpn > 0xffffff)
+		return EINVAL;
+	w->u.ud.ah = to_dah(ah)->id;
+	w->u.ud.remote_qpn = remote_qpn;
+	w->u.ud.remote_qkey = remote_qkey;
+	return 0;
+}
+
+/* Index of @p gid in the port's GID table, or -1. */
+static int gid_index(const struct droce_device *d, const union ibv_gid *gid)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->gid_count; i++)
+		if (memcmp(&d->gid[i], gid, sizeof(*gid)) == 0)
+			return (int)i;
+	return -1;
+}
+
+static void ipv4_mapped(union ibv_gid *gid, const void *addr4)
+{
+	memset(gid, 0, sizeof(*gid));
+	gid->raw[10] = 0xff;
+	gid->raw[11] = 0xff;
+	memcpy(&gid->raw[12], addr4, 4);
+}
+
+/*
+ * The 40-byte GRH area of a UD receive holds the packet's IPv6 header, or for
+ * IPv4 its 20-byte IPv4 header in the last 20 bytes (after 20 undefined ones).
+ * Turn it into the address to answer with: source and destination swapped.
+ */
+int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ibv_wc *wc,
+			struct ibv_grh *grh, struct ibv_ah_attr *ah_attr)
+{
+	const struct droce_device *d = to_dctx(context)->dev;
+	const uint8_t *ip4 = (const uint8_t *)grh + 20;
+	union ibv_gid local;
+	int idx;
+
+	if (port_num != 1 || !(wc->wc_flags & IBV_WC_GRH)) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(ah_attr, 0, sizeof(*ah_attr));
+	if ((ip4[0] >> 4) == 4 && (ip4[0] & 0x0f) == 5) {
+		ipv4_mapped(&ah_attr->grh.dgid, ip4 + 12);
+		ipv4_mapped(&local, ip4 + 16);
+		ah_attr->grh.hop_limit = 0xff;
+		ah_attr->grh.traffic_class = ip4[1];
+	} else {
+		uint32_t vtf = ntohl(grh->version_tclass_flow);
+
+		ah_attr->grh.dgid = grh->sgid;
+		local = grh->dgid;
+		ah_attr->grh.hop_limit = 0xff;
+		ah_attr->grh.traffic_class = (uint8_t)(vtf >> 20);
+		ah_attr->grh.flow_label = vtf & 0xfffff;
+	}
+	idx = gid_index(d, &local);
+	if (idx < 0) {
+		errno = ENOENT; /* the packet was not addressed to one of this port's GIDs */
+		return -1;
+	}
+	ah_attr->grh.sgid_index = (uint8_t)idx;
+	ah_attr->is_global = 1;
+	ah_attr->dlid = wc->slid;
+	ah_attr->sl = wc->sl;
+	ah_attr->src_path_bits = wc->dlid_path_bits;
+	ah_attr->port_num = port_num;
+	return 0;
+}
+
+struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struct ibv_grh *grh,
+				     uint8_t port_num)
+{
+	struct ibv_ah_attr attr;
+
+	if (ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &attr) != 0)
+		return NULL;
+	return ibv_create_ah(pd, &attr);
+}

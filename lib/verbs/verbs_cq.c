@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Completion queues: a ring of CQEs the engine produces and ibv_poll_cq()
+ * consumes with plain loads (no system call), plus the arming words the
+ * engine reads to decide whether to signal the completion channel.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verbs_limits.h"
+#include "verbs_priv.h"
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+static void cqe_to_wc(const struct droce_cqe *e, struct ibv_wc *wc)
+{
+	wc->wr_id = e->wr_id;
+	wc->status = (enum ibv_wc_status)e->status;
+	wc->opcode = (enum ibv_wc_opcode)e->opcode;
+	wc->vendor_err = e->vendor_err;
+	wc->byte_len = e->byte_len;
+	wc->imm_data = e->imm;
+	wc->qp_num = e->qp_num;
+	wc->src_qp = e->src_qp;
+	wc->wc_flags = e->wc_flags;
+	wc->pkey_index = e->pkey_index;
+	wc->slid = e->slid;
+	wc->sl = e->sl;
+	wc->dlid_path_bits = e->dlid_path_bits;
+}
+
+int droce_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
+{
+	struct droce_cq *cq = to_dcq(ibcq);
+	int avail, i;
+
+	if (n <= 0)
+		return 0;
+	if (!cq->single_threaded)
+		pthread_spin_lock(&cq->lock);
+	avail = droce_ring_cons_avail(&cq->cons);
+	if (avail > n)
+		avail = n;
+	for (i = 0; i < avail; i++) {
+		struct droce_cqe e;
+
+		/* copy first: the slot is in memory the engine writes */
+		memcpy(&e, droce_ring_cons_slot(&cq->cons, (uint32_t)i), sizeof(e));
+		cqe_to_wc(&e, &wc[i]);
+	}
+	if (avail > 0)
+		droce_ring_cons_release(&cq->cons, (uint32_t)avail);
+	if (!cq->single_threaded)
+		pthread_spin_unlock(&cq->lock);
+	/* a negative count: the ring was corrupted (libibverbs: < 0 on error) */
+	return avail;
+}
+
+int droce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct droce_cq *cq = to_dcq(ibcq);
+
+	if (ibcq->channel == NULL)
+		return EINVAL;
+	if (!cq->single_threaded)
+		pthread_spin_lock(&cq->lock);
+	__atomic_store_n(&cq->ctl->arm_solicited, solicited_only ? 1 : 0, __ATOMIC_RELAXED);
+	/* pairs with the engine's acquire load of arm_seq: it sees arm_solicited too */
+	__atomic_store_n(&cq->ctl->arm_seq, ++cq->arm_seq, __ATOMIC_RELEASE);
+	if (!cq->single_threaded)
+		pthread_spin_unlock(&cq->lock);
+	return 0;
+}
+
+static int cq_setup(struct droce_cq *cq, uint32_t cqe)
+{
+	/* one slot more than asked, as a CQ of cqe entries must hold cqe CQEs */
+	uint32_t slots = pow2_at_least(cqe + 1);
+	size_t ring_len = droce_ring_mem_size(slots, sizeof(struct droce_cqe));
+	int rc;
+
+	rc = droce_shm_alloc(&cq->shm, sizeof(struct droce_cq_ctl) + ring_len, "droce-cq");
+	if (rc != 0)
+		return rc;
+	cq->ctl = cq->shm.addr;
+	cq->ring = (uint8_t *)cq->shm.addr + sizeof(struct droce_cq_ctl);
+	cq->ring_len = ring_len;
+	rc = droce_ring_init(cq->ring, ring_len, slots, sizeof(struct droce_cqe));
+	if (rc == 0)
+		rc = droce_ring_cons_attach(&cq->cons, cq->ring, ring_len);
+	if (rc != 0) {
+		droce_shm_free(&cq->shm);
+		return rc;
+	}
+	cq->ibcq.cqe = (int)(slots - 1);
+	return 0;
+}
+
+struct ibv_cq_ex *droce_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
+{
+	static const uint32_t known_flags =
+		IBV_CREATE_CQ_ATTR_SINGLE_THREADED | IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
+	struct droce_cq *cq;
+	int rc;
+
+	if (attr->cqe < 1 || attr->cqe > DROCE_MAX_CQE ||
+	    (attr->comp_mask &
+	     ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD)) ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) && (attr->flags & ~known_flags)) ||
+	    (attr->comp_vector != 0 && attr->comp_vector >= (uint32_t)context->num_comp_vectors)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->wc_flags &
+	    ~(uint64_t)(IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |
+			IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |
+			IBV_WC_EX_WITH_DLID_PATH_BITS)) {
+		errno = EOPNOTSUPP; /* timestamps, flow tags, TM: not provided */
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (cq == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	rc = cq_setup(cq, attr->cqe);
+	if (rc != 0) {
+		free(cq);
+		errno = -rc;
+		return NULL;
+	}
+	cq->single_threaded = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+			      (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
+	cq->wc_flags = attr->wc_flags;
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_mutex_init(&cq->ibcq.mutex, NULL);
+	pthread_cond_init(&cq->ibcq.cond, NULL);
+	cq->ibcq.context = context;
+	cq->ibcq.channel = attr->channel;
+	cq->ibcq.cq_context = attr->cq_context;
+	if (attr->channel != NULL)
+		__atomic_fetch_add(&to_dch(attr->channel)->users, 1, __ATOMIC_RELAXED);
+	droce_cq_ex_init(cq);
+	return &cq->ibcq;
+}
+
+struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+			     struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = cqe < 0 ? 0 : (uint32_t)cqe,
+		.cq_context = cq_context,
+		.channel = channel,
+		.comp_vector = comp_vector < 0 ? UINT32_MAX : (uint32_t)comp_vector,
+	};
+	struct ibv_cq_ex *cq = droce_create_cq_ex(context, &attr);
+
+	return cq != NULL ? ibv_cq_ex_to_cq(cq) : NULL;
+}
+
+int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	/* the ring is shared with the engine: resizing needs the engine's
+	 * cooperation, which the transport provides; until then it is refused */
+	(void)ibcq;
+	(void)cqe;
+	return EOPNOTSUPP;
+}
+
+int ibv_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct droce_cq *cq = to_dcq(ibcq);
+
+	if (__atomic_load_n(&cq->users, __ATOMIC_ACQUIRE) != 0)
+		return EBUSY;
+	if (ibcq->channel != NULL) {
+		struct droce_comp_channel *ch = to_dch(ibcq->channel);
+
+		droce_channel_forget(ch, cq);
+		/* libibverbs semantics: wait until every reported event is acknowledged */
+		pthread_mutex_lock(&cq->ibcq.mutex);
+		while (cq->ibcq.comp_events_completed !=
+		       __atomic_load_n(&cq->events_reported, __ATOMIC_RELAXED))
+			pthread_cond_wait(&cq->ibcq.cond, &cq->ibcq.mutex);
+		pthread_mutex_unlock(&cq->ibcq.mutex);
+		__atomic_fetch_sub(&ch->users, 1, __ATOMIC_RELEASE);
+	}
+	droce_shm_free(&cq->shm);
+	pthread_spin_destroy(&cq->lock);
+	pthread_mutex_destroy(&cq->ibcq.mutex);
+	pthread_cond_destroy(&cq->ibcq.cond);
+	free(cq);
+	return 0;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Shared memory for queues: each queue's rings live in a memfd mapping, so
+ * that the engine can map them too (in this process now; in droced, from the
+ * file descriptor passed over its socket).
+ */
+#include <errno.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "verbs_priv.h"
+
+int droce_shm_alloc(struct droce_shm *m, size_t len, const char *name)
+{
+	m->len = (len + 4095) & ~(size_t)4095;
+	m->fd = memfd_create(name, MFD_CLOEXEC);
+	if (m->fd < 0)
+		return -errno;
+	if (ftruncate(m->fd, (off_t)m->len) != 0)
+		goto out_close;
+	m->addr = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
+	if (m->addr == MAP_FAILED)
+		goto out_close;
+	return 0;
+out_close : {
+	int err = errno;
+
+	close(m->fd);
+	m->fd = -1;
+	m->addr = NULL;
+	return -err;
+}
+}
+
+void droce_shm_free(struct droce_shm *m)
+{
+	if (m->addr != NULL)
+		munmap(m->addr, m->len);
+	if (m->fd >= 0)
+		close(m->fd);
+	m->addr = NULL;
+	m->fd = -1;
+}
