@@ -1,0 +1,1069 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/mem key table and memory regions: table setup, keys, reg/rereg/dereg with the
+ * combinations ibv_reg_mr() and ibv_rereg_mr() refuse, the local and remote checks at the
+ * exact edges, the atomic alignment helper, and a writer and a reader running concurrently.
+ * Memory windows and invalidation are in test_mem_mw.c. No EAL: the table uses no DPDK.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <infiniband/verbs.h>
+
+#include "droce_mr.h"
+
+#define CAP 16
+#define PD  7
+
+static struct droce_mr_table t;
+static uint8_t buf[65536] __attribute__((aligned(4096)));
+
+static void setup(void)
+{
+	cr_assert_eq(droce_mr_table_init(&t, CAP, NULL), 0, "table of %d entries", CAP);
+}
+
+static void teardown(void)
+{
+	droce_mr_table_fini(&t);
+}
+
+static struct droce_mr_keys reg_ok(uint32_t pd, void *addr, uint64_t len, uint64_t iova,
+				   unsigned int access)
+{
+	struct droce_mr_keys k = {0, 0};
+	int ret = droce_mr_reg(&t, pd, addr, len, iova, access, 0, &k);
+
+	cr_assert_eq(ret, 0, "reg(pd %u, %p, %" PRIu64 ", iova 0x%" PRIx64 ", access 0x%x): %d", pd,
+		     addr, len, iova, access, ret);
+	return k;
+}
+
+static void *addr_of(uint64_t a)
+{
+	return (void *)(uintptr_t)a;
+}
+
+/* ------------------------------------------------------------------ constants and keys */
+
+/* The verbs layer passes libibverbs' values through: they must be the same numbers. */
+_Static_assert(DROCE_ACCESS_LOCAL_WRITE == IBV_ACCESS_LOCAL_WRITE, "LOCAL_WRITE");
+_Static_assert(DROCE_ACCESS_REMOTE_WRITE == IBV_ACCESS_REMOTE_WRITE, "REMOTE_WRITE");
+_Static_assert(DROCE_ACCESS_REMOTE_READ == IBV_ACCESS_REMOTE_READ, "REMOTE_READ");
+_Static_assert(DROCE_ACCESS_REMOTE_ATOMIC == IBV_ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC");
+_Static_assert(DROCE_ACCESS_MW_BIND == IBV_ACCESS_MW_BIND, "MW_BIND");
+_Static_assert(DROCE_ACCESS_ZERO_BASED == IBV_ACCESS_ZERO_BASED, "ZERO_BASED");
+
+Test(mr_const, access_bits_are_libibverbs_values)
+{
+	cr_expect_eq(DROCE_ACCESS_LOCAL_WRITE, 1, "LOCAL_WRITE is 1");
+	cr_expect_eq(DROCE_ACCESS_REMOTE_WRITE, 2, "REMOTE_WRITE is 2");
+	cr_expect_eq(DROCE_ACCESS_REMOTE_READ, 4, "REMOTE_READ is 4");
+	cr_expect_eq(DROCE_ACCESS_REMOTE_ATOMIC, 8, "REMOTE_ATOMIC is 8");
+	cr_expect_eq(DROCE_ACCESS_MW_BIND, 16, "MW_BIND is 16");
+	cr_expect_eq(DROCE_ACCESS_ZERO_BASED, 32, "ZERO_BASED is 32");
+}
+
+Test(mr_const, rereg_and_mw_type_values_are_libibverbs_values)
+{
+	cr_expect_eq(DROCE_MR_REREG_TRANSLATION, IBV_REREG_MR_CHANGE_TRANSLATION, "TRANSLATION");
+	cr_expect_eq(DROCE_MR_REREG_PD, IBV_REREG_MR_CHANGE_PD, "PD");
+	cr_expect_eq(DROCE_MR_REREG_ACCESS, IBV_REREG_MR_CHANGE_ACCESS, "ACCESS");
+	cr_expect_eq((int)DROCE_MW_TYPE_1, (int)IBV_MW_TYPE_1, "MW type 1");
+	cr_expect_eq((int)DROCE_MW_TYPE_2, (int)IBV_MW_TYPE_2, "MW type 2");
+}
+
+Test(mr_const, key_fields)
+{
+	uint32_t k = droce_mr_key_make(0xabcdef, 0x5a);
+
+	cr_expect_eq(k, 0xabcdef5au, "index in the high 24 bits, byte in the low 8");
+	cr_expect_eq(droce_mr_key_index(k), 0xabcdefu, "index back");
+	cr_expect_eq(droce_mr_key_byte(k), 0x5a, "byte back");
+	cr_expect_eq(droce_mr_key_index(UINT32_MAX), DROCE_MR_MAX_CAPACITY, "largest index");
+}
+
+Test(mr_const, status_names)
+{
+	cr_expect_str_eq(droce_mr_status_name[DROCE_MR_OK], "ok");
+	cr_expect_str_eq(droce_mr_status_name[DROCE_MR_BAD_KEY], "bad_key");
+	cr_expect_str_eq(droce_mr_status_name[DROCE_MR_BAD_PD], "bad_pd");
+	cr_expect_str_eq(droce_mr_status_name[DROCE_MR_BAD_QP], "bad_qp");
+	cr_expect_str_eq(droce_mr_status_name[DROCE_MR_NO_ACCESS], "no_access");
+	cr_expect_str_eq(droce_mr_status_name[DROCE_MR_OUT_OF_BOUNDS], "out_of_bounds");
+	cr_expect_str_eq(droce_mr_status_name[DROCE_MR_MISALIGNED], "misaligned");
+}
+
+Test(mr_const, entry_is_one_cache_line)
+{
+	cr_expect_eq(sizeof(struct droce_mr_entry), 64, "entry size");
+	cr_expect_eq(_Alignof(struct droce_mr_entry), 64, "entry alignment");
+}
+
+/* ------------------------------------------------------------------ table */
+
+Test(mr_table, init_refuses_bad_capacity)
+{
+	struct droce_mr_table x;
+
+	cr_expect_eq(droce_mr_table_init(&x, 0, NULL), -EINVAL, "capacity 0");
+	cr_expect_eq(droce_mr_table_init(&x, DROCE_MR_MAX_CAPACITY + 1, NULL), -EINVAL,
+		     "capacity 2^24 (index 2^24 does not fit a key)");
+	cr_expect_eq(droce_mr_table_memsize(0), 0, "memsize of capacity 0");
+	cr_expect_eq(droce_mr_table_memsize(DROCE_MR_MAX_CAPACITY + 1), 0, "memsize too large");
+}
+
+Test(mr_table, memsize)
+{
+	cr_expect_eq(droce_mr_table_memsize(1), 2 * 64, "one entry plus the unused slot 0");
+	cr_expect_eq(droce_mr_table_memsize(DROCE_MR_MAX_CAPACITY), (size_t)64 << 24,
+		     "largest table: 2^24 slots of 64 bytes");
+}
+
+Test(mr_table, init_refuses_misaligned_memory)
+{
+	struct droce_mr_table x;
+	void *mem = aligned_alloc(64, droce_mr_table_memsize(4) + 64);
+
+	cr_assert_not_null(mem);
+	cr_expect_eq(droce_mr_table_init(&x, 4, (uint8_t *)mem + 8), -EINVAL, "8-byte aligned");
+	free(mem);
+}
+
+Test(mr_table, caller_memory_is_used_and_not_freed)
+{
+	struct droce_mr_table x;
+	size_t size = droce_mr_table_memsize(4);
+	uint8_t *mem = aligned_alloc(64, size);
+	struct droce_mr_keys k;
+
+	cr_assert_not_null(mem);
+	memset(mem, 0xa5, size);
+	cr_assert_eq(droce_mr_table_init(&x, 4, mem), 0, "init on caller memory");
+	cr_expect_eq((void *)x.entries, (void *)mem, "entries live in the caller's memory");
+	cr_expect_eq(droce_mr_reg(&x, PD, buf, 64, (uint64_t)(uintptr_t)buf, 0, 0, &k), 0,
+		     "reg on a table in caller memory");
+	droce_mr_table_fini(&x);
+	mem[0] = 1; /* still ours: fini did not free it (ASan would tell) */
+	free(mem);
+}
+
+Test(mr_table, used_counts_slots, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys a, b;
+
+	cr_expect_eq(droce_mr_table_used(&t), 0, "empty");
+	a = reg_ok(PD, buf, 64, 0x1000, 0);
+	b = reg_ok(PD, buf, 64, 0x1000, 0);
+	cr_expect_eq(droce_mr_table_used(&t), 2, "two MRs");
+	cr_expect_eq(droce_mr_dereg(&t, a.lkey), 0, "dereg a");
+	cr_expect_eq(droce_mr_table_used(&t), 1, "one MR");
+	cr_expect_eq(droce_mr_dereg(&t, b.lkey), 0, "dereg b");
+	cr_expect_eq(droce_mr_table_used(&t), 0, "empty again");
+}
+
+/* ------------------------------------------------------------------ reg */
+
+Test(mr_reg, keys_equal_and_index_in_range, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys k = reg_ok(PD, buf, sizeof(buf), (uint64_t)(uintptr_t)buf, 0);
+
+	cr_expect_eq(k.lkey, k.rkey, "lkey and rkey are equal");
+	cr_expect_geq(droce_mr_key_index(k.lkey), 1, "index 0 is never used");
+	cr_expect_leq(droce_mr_key_index(k.lkey), CAP, "index within capacity");
+}
+
+Test(mr_reg, same_buffer_twice_gets_different_keys, .init = setup, .fini = teardown)
+{
+	uint64_t va = (uint64_t)(uintptr_t)buf;
+	struct droce_mr_keys a = reg_ok(PD, buf, 4096, va, DROCE_ACCESS_LOCAL_WRITE);
+	struct droce_mr_keys b = reg_ok(PD, buf, 4096, va, DROCE_ACCESS_REMOTE_READ);
+	void *h;
+
+	cr_expect_neq(a.lkey, b.lkey, "every registration has its own keys");
+	cr_expect_eq(droce_mr_check_local(&t, a.lkey, PD, va, 8, DROCE_ACCESS_LOCAL_WRITE, &h),
+		     DROCE_MR_OK, "first registration: local write");
+	cr_expect_eq(droce_mr_check_local(&t, b.lkey, PD, va, 8, DROCE_ACCESS_LOCAL_WRITE, &h),
+		     DROCE_MR_NO_ACCESS, "second registration: its own (read-only) rights");
+}
+
+Test(mr_reg, query_gives_fields, .init = setup, .fini = teardown)
+{
+	unsigned int acc = DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_READ;
+	struct droce_mr_keys k = reg_ok(PD, buf + 64, 1000, 0x7000, acc);
+	struct droce_mr_info i;
+
+	cr_assert_eq(droce_mr_query(&t, k.lkey, &i), 0, "query");
+	cr_expect_eq(i.key, k.lkey, "key");
+	cr_expect_eq(i.type, DROCE_MR_TYPE_MR, "type MR");
+	cr_expect_eq(i.state, DROCE_MR_STATE_VALID, "valid");
+	cr_expect_eq(i.pd, PD, "pd");
+	cr_expect_eq(i.access, acc, "access");
+	cr_expect_eq(i.addr, (uint64_t)(uintptr_t)(buf + 64), "host address");
+	cr_expect_eq(i.iova, 0x7000, "iova");
+	cr_expect_eq(i.length, 1000, "length");
+	cr_expect_eq(i.bound_mws, 0, "no window");
+}
+
+struct access_case {
+	unsigned int access;
+	int ret;
+	const char *what;
+};
+
+/* ibv_reg_mr(3): REMOTE_WRITE or REMOTE_ATOMIC need LOCAL_WRITE (kernel ib_check_mr_access). */
+static const struct access_case access_cases[] = {
+	{0, 0, "no access (local read only)"},
+	{DROCE_ACCESS_LOCAL_WRITE, 0, "local write"},
+	{DROCE_ACCESS_REMOTE_READ, 0, "remote read alone"},
+	{DROCE_ACCESS_REMOTE_WRITE, -EINVAL, "remote write without local write"},
+	{DROCE_ACCESS_REMOTE_ATOMIC, -EINVAL, "remote atomic without local write"},
+	{DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_ATOMIC, -EINVAL,
+	 "remote write and atomic without local write"},
+	{DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ, -EINVAL,
+	 "remote write and read without local write"},
+	{DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_LOCAL_WRITE, 0, "remote write with local write"},
+	{DROCE_ACCESS_REMOTE_ATOMIC | DROCE_ACCESS_LOCAL_WRITE, 0,
+	 "remote atomic with local write"},
+	{DROCE_ACCESS_MW_BIND, 0, "bind only"},
+	{DROCE_ACCESS_ZERO_BASED, 0, "zero based"},
+	{DROCE_ACCESS_MR_ALL, 0, "every bit"},
+	{0x40, -EINVAL, "IBV_ACCESS_ON_DEMAND (not droce's)"},
+	{0x80, -EINVAL, "IBV_ACCESS_HUGETLB (not droce's)"},
+	{1u << 20, -EINVAL, "IBV_ACCESS_RELAXED_ORDERING (the verbs layer drops optional bits)"},
+};
+
+Test(mr_reg, access_combinations, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys k;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(access_cases) / sizeof(access_cases[0]); i++) {
+		ret = droce_mr_reg(&t, PD, buf, 64, 0x1000, access_cases[i].access, 0, &k);
+		cr_expect_eq(ret, access_cases[i].ret, "%s (0x%x): %d, want %d",
+			     access_cases[i].what, access_cases[i].access, ret,
+			     access_cases[i].ret);
+		if (ret == 0)
+			cr_expect_eq(droce_mr_dereg(&t, k.lkey), 0, "dereg %s",
+				     access_cases[i].what);
+	}
+	cr_expect_eq(droce_mr_table_used(&t), 0, "refused registrations take no slot");
+}
+
+/* ib_umem_get() refuses zero pages: ibv_reg_mr() with length 0 fails with EINVAL. */
+Test(mr_reg, zero_length_refused, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys k;
+
+	cr_expect_eq(droce_mr_reg(&t, PD, buf, 0, 0x1000, 0, 0, &k), -EINVAL, "length 0");
+}
+
+Test(mr_reg, null_address_refused, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys k;
+
+	cr_expect_eq(droce_mr_reg(&t, PD, NULL, 64, 0x1000, 0, 0, &k), -EINVAL, "NULL");
+}
+
+Test(mr_reg, unknown_flag_refused, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys k;
+
+	cr_expect_eq(droce_mr_reg(&t, PD, buf, 64, 0x1000, 0, 0x2, &k), -EINVAL, "flag 0x2");
+}
+
+Test(mr_reg, address_overflow_refused, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys k;
+	uint64_t a = UINT64_MAX - 4095;
+
+	cr_expect_eq(droce_mr_reg(&t, PD, addr_of(a), 4095, 0x1000, 0, 0, &k), 0,
+		     "addr + length == 2^64 - 1 accepted");
+	cr_expect_eq(droce_mr_reg(&t, PD, addr_of(a), 4096, 0x1000, 0, 0, &k), -EINVAL,
+		     "addr + length == 2^64 (wraps to 0) refused");
+	cr_expect_eq(droce_mr_reg(&t, PD, addr_of(a), 8192, 0x1000, 0, 0, &k), -EINVAL,
+		     "addr + length beyond 2^64 refused");
+	cr_expect_eq(droce_mr_reg(&t, PD, addr_of(1), UINT64_MAX, 0x1000, 0, 0, &k), -EINVAL,
+		     "length 2^64 - 1 from address 1 refused");
+	cr_expect_eq(droce_mr_reg(&t, PD, addr_of(UINT64_MAX), 1, 0x1000, 0, 0, &k), -EINVAL,
+		     "last byte of the address space refused");
+}
+
+Test(mr_reg, iova_overflow_refused, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys k;
+
+	cr_expect_eq(droce_mr_reg(&t, PD, buf, 4096, UINT64_MAX - 4096, 0, 0, &k), 0,
+		     "iova + length == 2^64 - 1 accepted");
+	cr_expect_eq(droce_mr_reg(&t, PD, buf, 4096, UINT64_MAX - 4095, 0, 0, &k), -EINVAL,
+		     "iova + length == 2^64 refused");
+	cr_expect_eq(
+		droce_mr_reg(&t, PD, buf, 4096, UINT64_MAX - 4095, DROCE_ACCESS_ZERO_BASED, 0, &k),
+		0, "zero based: the iova argument is ignored");
+}
+
+Test(mr_reg, zero_based_iova, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys k = reg_ok(PD, buf + 256, 4096, 0xdead0000,
+					DROCE_ACCESS_ZERO_BASED | DROCE_ACCESS_LOCAL_WRITE);
+	uint64_t va = (uint64_t)(uintptr_t)(buf + 256);
+	struct droce_mr_info i;
+	void *h = NULL;
+
+	cr_assert_eq(droce_mr_query(&t, k.lkey, &i), 0, "query");
+	cr_expect_eq(i.iova, 0, "a zero-based MR starts at iova 0");
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, 0, 16, 0, &h), DROCE_MR_OK, "iova 0");
+	cr_expect_eq(h, (void *)(buf + 256), "iova 0 is the first byte");
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, 4095, 1, 0, &h), DROCE_MR_OK,
+		     "iova 4095");
+	cr_expect_eq(h, (void *)(buf + 256 + 4095), "iova 4095 is the last byte");
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, va, 1, 0, &h), DROCE_MR_OUT_OF_BOUNDS,
+		     "the host address is not an iova of a zero-based MR");
+}
+
+Test(mr_reg, iova2, .init = setup, .fini = teardown)
+{
+	uint64_t iova = 0x100000000ull;
+	struct droce_mr_keys k = reg_ok(PD, buf, 8192, iova, DROCE_ACCESS_REMOTE_READ);
+	void *h = NULL;
+
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, iova + 5, 10, 0, &h), DROCE_MR_OK,
+		     "iova2 + 5");
+	cr_expect_eq(h, (void *)(buf + 5), "maps to the registered address + 5");
+	cr_expect_eq(droce_mr_check_remote(&t, k.rkey, PD, 1, iova + 8191, 1,
+					   DROCE_ACCESS_REMOTE_READ, &h),
+		     DROCE_MR_OK, "remote read of the last byte");
+	cr_expect_eq(h, (void *)(buf + 8191), "last byte");
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, (uint64_t)(uintptr_t)buf, 1, 0, &h),
+		     DROCE_MR_OUT_OF_BOUNDS, "the host address is not in the iova space");
+}
+
+Test(mr_reg, table_full, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys k[CAP], extra;
+	int i;
+
+	for (i = 0; i < CAP; i++)
+		k[i] = reg_ok(PD, buf, 64, 0x1000, 0);
+	cr_expect_eq(droce_mr_table_used(&t), CAP, "full");
+	cr_expect_eq(droce_mr_reg(&t, PD, buf, 64, 0x1000, 0, 0, &extra), -ENOMEM,
+		     "one more than the capacity");
+	cr_expect_eq(droce_mr_dereg(&t, k[3].lkey), 0, "free one");
+	cr_expect_eq(droce_mr_reg(&t, PD, buf, 64, 0x1000, 0, 0, &extra), 0, "room again");
+	cr_expect_eq(droce_mr_key_index(extra.lkey), droce_mr_key_index(k[3].lkey),
+		     "the only free slot is reused");
+	cr_expect_neq(extra.lkey, k[3].lkey, "with another key");
+}
+
+/* A freed slot goes to the back of the queue: the next registration takes another one. */
+Test(mr_reg, freed_slot_reused_last, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys a = reg_ok(PD, buf, 64, 0x1000, 0), b;
+
+	cr_assert_eq(droce_mr_dereg(&t, a.lkey), 0, "dereg");
+	b = reg_ok(PD, buf, 64, 0x1000, 0);
+	cr_expect_neq(droce_mr_key_index(b.lkey), droce_mr_key_index(a.lkey),
+		      "FIFO reuse: the freed index waits behind the others");
+}
+
+/* One slot: every registration reuses it, and every one gets a key never seen before. */
+Test(mr_reg, keys_unique_across_reregistration_of_a_slot)
+{
+	struct droce_mr_table x;
+	struct droce_mr_keys k, first;
+	bool seen[256] = {false};
+	int i;
+
+	cr_assert_eq(droce_mr_table_init(&x, 1, NULL), 0, "one-entry table");
+	for (i = 0; i < 256; i++) {
+		cr_assert_eq(droce_mr_reg(&x, PD, buf, 64, 0x1000, 0, 0, &k), 0, "reg %d", i);
+		if (i == 0)
+			first = k;
+		cr_expect_eq(droce_mr_key_index(k.lkey), 1, "reg %d uses slot 1", i);
+		cr_expect_not(seen[droce_mr_key_byte(k.lkey)], "reg %d: key 0x%08x is new", i,
+			      k.lkey);
+		seen[droce_mr_key_byte(k.lkey)] = true;
+		cr_assert_eq(droce_mr_dereg(&x, k.lkey), 0, "dereg %d", i);
+	}
+	/* the documented limit: 8 bits of key, the 257th registration repeats the first key */
+	cr_assert_eq(droce_mr_reg(&x, PD, buf, 64, 0x1000, 0, 0, &k), 0, "reg 257");
+	cr_expect_eq(k.lkey, first.lkey, "the key byte wraps after 256 registrations of a slot");
+	droce_mr_table_fini(&x);
+}
+
+Test(mr_reg, stale_key_refused_after_dereg)
+{
+	struct droce_mr_table x;
+	struct droce_mr_keys a, b;
+	struct droce_mr_info i;
+	void *h;
+
+	cr_assert_eq(droce_mr_table_init(&x, 1, NULL), 0, "one-entry table");
+	cr_assert_eq(droce_mr_reg(&x, PD, buf, 64, 0x1000, DROCE_ACCESS_REMOTE_READ, 0, &a), 0,
+		     "reg a");
+	cr_assert_eq(droce_mr_dereg(&x, a.lkey), 0, "dereg a");
+	cr_expect_eq(droce_mr_check_local(&x, a.lkey, PD, 0x1000, 8, 0, &h), DROCE_MR_BAD_KEY,
+		     "deregistered lkey, free slot");
+	cr_assert_eq(droce_mr_reg(&x, PD, buf, 64, 0x1000, DROCE_ACCESS_REMOTE_READ, 0, &b), 0,
+		     "reg b in the same slot");
+	cr_expect_eq(droce_mr_key_index(a.lkey), droce_mr_key_index(b.lkey), "same slot");
+	cr_expect_eq(droce_mr_check_local(&x, a.lkey, PD, 0x1000, 8, 0, &h), DROCE_MR_BAD_KEY,
+		     "stale lkey, slot reused");
+	cr_expect_eq(
+		droce_mr_check_remote(&x, a.rkey, PD, 1, 0x1000, 8, DROCE_ACCESS_REMOTE_READ, &h),
+		DROCE_MR_BAD_KEY, "stale rkey, slot reused");
+	cr_expect_eq(droce_mr_dereg(&x, a.lkey), -EINVAL, "dereg with the stale key");
+	cr_expect_eq(droce_mr_query(&x, a.lkey, &i), -EINVAL, "query with the stale key");
+	cr_expect_eq(droce_mr_check_local(&x, b.lkey, PD, 0x1000, 8, 0, &h), DROCE_MR_OK,
+		     "the new key works");
+	droce_mr_table_fini(&x);
+}
+
+/* ------------------------------------------------------------------ rereg */
+
+Test(mr_rereg, new_keys_same_index_old_refused, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys a = reg_ok(PD, buf, 4096, 0x1000, 0), b;
+	void *h;
+
+	cr_assert_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_ACCESS, 0, NULL, 0, 0,
+				    DROCE_ACCESS_LOCAL_WRITE, &b),
+		     0, "rereg access");
+	cr_expect_neq(b.lkey, a.lkey, "new lkey");
+	cr_expect_eq(b.lkey, b.rkey, "lkey and rkey still equal");
+	cr_expect_eq(droce_mr_key_index(b.lkey), droce_mr_key_index(a.lkey), "same index");
+	cr_expect_eq(droce_mr_check_local(&t, a.lkey, PD, 0x1000, 8, 0, &h), DROCE_MR_BAD_KEY,
+		     "old key refused");
+	cr_expect_eq(droce_mr_check_local(&t, b.lkey, PD, 0x1000, 8, 0, &h), DROCE_MR_OK,
+		     "new key works");
+	cr_expect_eq(droce_mr_table_used(&t), 1, "no slot taken");
+}
+
+Test(mr_rereg, change_access, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys a = reg_ok(PD, buf, 4096, 0x1000, 0), b;
+	void *h;
+
+	cr_expect_eq(
+		droce_mr_check_remote(&t, a.rkey, PD, 1, 0x1000, 8, DROCE_ACCESS_REMOTE_READ, &h),
+		DROCE_MR_NO_ACCESS, "no remote read before");
+	cr_assert_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_ACCESS, 0, NULL, 0, 0,
+				    DROCE_ACCESS_REMOTE_READ, &b),
+		     0, "rereg access");
+	cr_expect_eq(
+		droce_mr_check_remote(&t, b.rkey, PD, 1, 0x1000, 8, DROCE_ACCESS_REMOTE_READ, &h),
+		DROCE_MR_OK, "remote read after");
+	cr_expect_eq(h, (void *)buf, "translation kept");
+}
+
+Test(mr_rereg, change_pd, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys a = reg_ok(PD, buf, 4096, 0x1000, 0), b;
+	struct droce_mr_info i;
+	void *h;
+
+	cr_assert_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_PD, PD + 1, NULL, 0, 0, 0, &b), 0,
+		     "rereg pd");
+	cr_expect_eq(droce_mr_check_local(&t, b.lkey, PD, 0x1000, 8, 0, &h), DROCE_MR_BAD_PD,
+		     "old pd refused");
+	cr_expect_eq(droce_mr_check_local(&t, b.lkey, PD + 1, 0x1000, 8, 0, &h), DROCE_MR_OK,
+		     "new pd");
+	cr_assert_eq(droce_mr_query(&t, b.lkey, &i), 0, "query");
+	cr_expect_eq(i.length, 4096, "length kept");
+	cr_expect_eq(i.iova, 0x1000, "iova kept");
+}
+
+Test(mr_rereg, change_translation, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys a = reg_ok(PD, buf, 4096, 0x1000, DROCE_ACCESS_REMOTE_READ), b;
+	struct droce_mr_info i;
+	void *h;
+
+	cr_assert_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_TRANSLATION, 0, buf + 8192, 100,
+				    0x9000, 0, &b),
+		     0, "rereg translation");
+	cr_assert_eq(droce_mr_query(&t, b.lkey, &i), 0, "query");
+	cr_expect_eq(i.addr, (uint64_t)(uintptr_t)(buf + 8192), "new address");
+	cr_expect_eq(i.length, 100, "new length");
+	cr_expect_eq(i.iova, 0x9000, "new iova");
+	cr_expect_eq(i.access, DROCE_ACCESS_REMOTE_READ, "access kept");
+	cr_expect_eq(i.pd, PD, "pd kept");
+	cr_expect_eq(droce_mr_check_local(&t, b.lkey, PD, 0x9000 + 99, 1, 0, &h), DROCE_MR_OK,
+		     "new last byte");
+	cr_expect_eq(h, (void *)(buf + 8192 + 99), "new mapping");
+	cr_expect_eq(droce_mr_check_local(&t, b.lkey, PD, 0x1000, 1, 0, &h), DROCE_MR_OUT_OF_BOUNDS,
+		     "old range gone");
+}
+
+Test(mr_rereg, all_changes_at_once, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys a = reg_ok(PD, buf, 4096, 0x1000, 0), b;
+	struct droce_mr_info i;
+
+	cr_assert_eq(droce_mr_rereg(&t, a.lkey,
+				    DROCE_MR_REREG_TRANSLATION | DROCE_MR_REREG_PD |
+					    DROCE_MR_REREG_ACCESS,
+				    9, buf + 64, 64, 0x40, DROCE_ACCESS_ZERO_BASED, &b),
+		     0, "rereg everything");
+	cr_assert_eq(droce_mr_query(&t, b.lkey, &i), 0, "query");
+	cr_expect_eq(i.pd, 9, "pd");
+	cr_expect_eq(i.access, DROCE_ACCESS_ZERO_BASED, "access");
+	cr_expect_eq(i.iova, 0, "zero based: iova 0, the iova argument ignored");
+	cr_expect_eq(i.length, 64, "length");
+}
+
+Test(mr_rereg, no_change_refused, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys a = reg_ok(PD, buf, 4096, 0x1000, 0), b;
+
+	cr_expect_eq(droce_mr_rereg(&t, a.lkey, 0, 0, NULL, 0, 0, 0, &b), -EINVAL,
+		     "flags 0 (ib_uverbs_rereg_mr refuses it)");
+	cr_expect_eq(droce_mr_rereg(&t, a.lkey, 0x8, 0, NULL, 0, 0, 0, &b), -EINVAL,
+		     "unknown flag 0x8");
+	cr_expect_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_PD | 0x10, 1, NULL, 0, 0, 0, &b),
+		     -EINVAL, "known and unknown flags");
+}
+
+Test(mr_rereg, stale_key_refused, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys a = reg_ok(PD, buf, 4096, 0x1000, 0), b, c;
+
+	cr_assert_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_PD, 3, NULL, 0, 0, 0, &b), 0,
+		     "first rereg");
+	cr_expect_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_PD, 4, NULL, 0, 0, 0, &c), -EINVAL,
+		     "rereg with the previous key");
+	cr_expect_eq(droce_mr_rereg(&t, droce_mr_key_make(CAP, 0), DROCE_MR_REREG_PD, 4, NULL, 0, 0,
+				    0, &c),
+		     -EINVAL, "rereg of a free slot");
+	cr_expect_eq(droce_mr_rereg(&t, droce_mr_key_make(CAP + 1, 0), DROCE_MR_REREG_PD, 4, NULL,
+				    0, 0, 0, &c),
+		     -EINVAL, "rereg beyond the table");
+}
+
+Test(mr_rereg, refused_result_leaves_mr_unchanged, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys a = reg_ok(PD, buf, 4096, 0x1000, DROCE_ACCESS_LOCAL_WRITE), b;
+	struct droce_mr_info i;
+	void *h;
+
+	cr_expect_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_ACCESS, 0, NULL, 0, 0,
+				    DROCE_ACCESS_REMOTE_WRITE, &b),
+		     -EINVAL, "remote write without local write");
+	cr_expect_eq(
+		droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_TRANSLATION, 0, buf, 0, 0x1000, 0, &b),
+		-EINVAL, "new length 0");
+	cr_expect_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_TRANSLATION, 0,
+				    addr_of(UINT64_MAX - 10), 100, 0x1000, 0, &b),
+		     -EINVAL, "new range wraps");
+	cr_expect_eq(
+		droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_TRANSLATION, 0, NULL, 100, 0x1000, 0, &b),
+		-EINVAL, "new address NULL");
+	cr_assert_eq(droce_mr_query(&t, a.lkey, &i), 0, "old key still current");
+	cr_expect_eq(i.access, DROCE_ACCESS_LOCAL_WRITE, "access unchanged");
+	cr_expect_eq(i.length, 4096, "length unchanged");
+	cr_expect_eq(droce_mr_check_local(&t, a.lkey, PD, 0x1000, 8, DROCE_ACCESS_LOCAL_WRITE, &h),
+		     DROCE_MR_OK, "still usable");
+}
+
+Test(mr_rereg, zero_based_change_needs_translation, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys a = reg_ok(PD, buf, 4096, 0x1000, 0), b;
+	struct droce_mr_info i;
+
+	cr_expect_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_ACCESS, 0, NULL, 0, 0,
+				    DROCE_ACCESS_ZERO_BASED, &b),
+		     -EINVAL, "ZERO_BASED added without a new translation");
+	cr_assert_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_ACCESS | DROCE_MR_REREG_TRANSLATION,
+				    0, buf, 4096, 0x1000, DROCE_ACCESS_ZERO_BASED, &b),
+		     0, "ZERO_BASED added with a translation");
+	cr_assert_eq(droce_mr_query(&t, b.lkey, &i), 0, "query");
+	cr_expect_eq(i.iova, 0, "now zero based");
+	cr_expect_eq(droce_mr_rereg(&t, b.lkey, DROCE_MR_REREG_ACCESS, 0, NULL, 0, 0, 0, &a),
+		     -EINVAL, "ZERO_BASED removed without a new translation");
+}
+
+/* ------------------------------------------------------------------ dereg */
+
+Test(mr_dereg, twice_refused, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys a = reg_ok(PD, buf, 64, 0x1000, 0);
+
+	cr_expect_eq(droce_mr_dereg(&t, a.lkey), 0, "dereg");
+	cr_expect_eq(droce_mr_dereg(&t, a.lkey), -EINVAL, "again");
+}
+
+Test(mr_dereg, unknown_keys_refused, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys a = reg_ok(PD, buf, 64, 0x1000, 0);
+
+	cr_expect_eq(droce_mr_dereg(&t, 0), -EINVAL, "key 0 (slot 0 is never used)");
+	cr_expect_eq(droce_mr_dereg(&t, UINT32_MAX), -EINVAL, "index beyond the table");
+	cr_expect_eq(droce_mr_dereg(&t, a.lkey ^ 0x01), -EINVAL, "right index, wrong byte");
+	cr_expect_eq(droce_mr_dereg(&t, droce_mr_key_make(CAP, droce_mr_key_byte(a.lkey))), -EINVAL,
+		     "free slot");
+	cr_expect_eq(droce_mr_table_used(&t), 1, "the MR is still there");
+}
+
+Test(mr_dereg, window_handle_refused, .init = setup, .fini = teardown)
+{
+	uint32_t h;
+
+	cr_assert_eq(droce_mw_alloc(&t, PD, DROCE_MW_TYPE_1, &h), 0, "alloc window");
+	cr_expect_eq(droce_mr_dereg(&t, h), -EINVAL, "a window is not deregistered");
+	cr_expect_eq(droce_mr_rereg(&t, h, DROCE_MR_REREG_PD, 1, NULL, 0, 0, 0, NULL), -EINVAL,
+		     "nor reregistered");
+}
+
+/* ------------------------------------------------------------------ local check */
+
+#define VA   0x10000ull /* iova of the MR of the check tests */
+#define LEN  4096ull
+#define BASE (buf + 1024)
+
+static struct droce_mr_keys check_mr(unsigned int access)
+{
+	return reg_ok(PD, BASE, LEN, VA, access);
+}
+
+Test(mr_check_local, ok_gives_host_pointer, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys k = check_mr(DROCE_ACCESS_LOCAL_WRITE);
+	void *h = NULL;
+
+	cr_expect_eq(
+		droce_mr_check_local(&t, k.lkey, PD, VA + 100, 50, DROCE_ACCESS_LOCAL_WRITE, &h),
+		DROCE_MR_OK, "write 50 bytes at +100");
+	cr_expect_eq(h, (void *)(BASE + 100), "host pointer");
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, VA, LEN, 0, &h), DROCE_MR_OK,
+		     "read the whole MR");
+	cr_expect_eq(h, (void *)BASE, "host pointer of the start");
+}
+
+Test(mr_check_local, bad_key, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys k = check_mr(DROCE_ACCESS_LOCAL_WRITE);
+	void *h;
+
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey ^ 0x80, PD, VA, 8, 0, &h), DROCE_MR_BAD_KEY,
+		     "wrong key byte");
+	cr_expect_eq(droce_mr_check_local(&t, 0, PD, VA, 8, 0, &h), DROCE_MR_BAD_KEY, "key 0");
+	cr_expect_eq(droce_mr_check_local(&t, droce_mr_key_make(CAP + 1, 0), PD, VA, 8, 0, &h),
+		     DROCE_MR_BAD_KEY, "index just beyond the table");
+	cr_expect_eq(droce_mr_check_local(&t, UINT32_MAX, PD, VA, 8, 0, &h), DROCE_MR_BAD_KEY,
+		     "largest key");
+	cr_expect_eq(droce_mr_check_local(&t, droce_mr_key_make(CAP, 0), PD, VA, 8, 0, &h),
+		     DROCE_MR_BAD_KEY, "free slot");
+}
+
+Test(mr_check_local, bad_pd, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys k = check_mr(DROCE_ACCESS_LOCAL_WRITE);
+	void *h;
+
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD + 1, VA, 8, 0, &h), DROCE_MR_BAD_PD,
+		     "QP of another PD");
+}
+
+Test(mr_check_local, no_access, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys k = check_mr(DROCE_ACCESS_REMOTE_READ);
+	void *h;
+
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, VA, 8, 0, &h), DROCE_MR_OK,
+		     "local read needs no right");
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, VA, 8, DROCE_ACCESS_LOCAL_WRITE, &h),
+		     DROCE_MR_NO_ACCESS, "local write without LOCAL_WRITE");
+}
+
+Test(mr_check_local, bounds_at_the_edges, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys k = check_mr(0);
+	void *h = NULL;
+
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, VA, LEN, 0, &h), DROCE_MR_OK,
+		     "exactly the MR");
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, VA, LEN + 1, 0, &h),
+		     DROCE_MR_OUT_OF_BOUNDS, "one byte longer than the MR");
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, VA + LEN - 8, 8, 0, &h), DROCE_MR_OK,
+		     "addr + len == end");
+	cr_expect_eq(h, (void *)(BASE + LEN - 8), "host pointer of the last 8 bytes");
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, VA + LEN - 7, 8, 0, &h),
+		     DROCE_MR_OUT_OF_BOUNDS, "addr + len == end + 1");
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, VA + LEN, 1, 0, &h),
+		     DROCE_MR_OUT_OF_BOUNDS, "first byte after the end");
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, VA - 1, 1, 0, &h), DROCE_MR_OUT_OF_BOUNDS,
+		     "byte before the start");
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, VA - 1, 2, 0, &h), DROCE_MR_OUT_OF_BOUNDS,
+		     "straddling the start");
+}
+
+Test(mr_check_local, overflow_of_addr_plus_len, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys k = check_mr(0);
+	void *h;
+
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, UINT64_MAX - 1, 4, 0, &h),
+		     DROCE_MR_OUT_OF_BOUNDS, "addr + len wraps past 2^64");
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, VA + 8, UINT64_MAX, 0, &h),
+		     DROCE_MR_OUT_OF_BOUNDS, "len 2^64 - 1");
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, VA + 8, UINT64_MAX - VA - 7, 0, &h),
+		     DROCE_MR_OUT_OF_BOUNDS, "addr + len == 2^64 exactly (wraps to 0)");
+}
+
+Test(mr_check_local, zero_length_always_in_bounds, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys k = check_mr(DROCE_ACCESS_LOCAL_WRITE);
+	void *h = (void *)buf;
+
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, VA + LEN, 0, 0, &h), DROCE_MR_OK,
+		     "zero bytes at the end");
+	cr_expect_null(h, "no host pointer for zero bytes");
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, 0, 0, 0, &h), DROCE_MR_OK,
+		     "zero bytes at address 0, outside the MR");
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, UINT64_MAX, 0, 0, &h), DROCE_MR_OK,
+		     "zero bytes at the last address");
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD + 1, VA, 0, 0, &h), DROCE_MR_BAD_PD,
+		     "zero bytes still need the right PD");
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey ^ 1, PD, VA, 0, 0, &h), DROCE_MR_BAD_KEY,
+		     "zero bytes still need a valid key");
+}
+
+/* Checks run in order key, PD, access, bounds: the first failure is reported. */
+Test(mr_check_local, first_failure_wins, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys k = check_mr(0);
+	void *h;
+
+	cr_expect_eq(
+		droce_mr_check_local(&t, k.lkey ^ 1, PD + 1, 0, 8, DROCE_ACCESS_LOCAL_WRITE, &h),
+		DROCE_MR_BAD_KEY, "everything wrong: bad key first");
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD + 1, 0, 8, DROCE_ACCESS_LOCAL_WRITE, &h),
+		     DROCE_MR_BAD_PD, "pd, access and bounds wrong: bad pd");
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, 0, 8, DROCE_ACCESS_LOCAL_WRITE, &h),
+		     DROCE_MR_NO_ACCESS, "access and bounds wrong: no access");
+}
+
+/* ------------------------------------------------------------------ remote check on MRs */
+
+Test(mr_check_remote, each_right, .init = setup, .fini = teardown)
+{
+	static const unsigned int rights[] = {DROCE_ACCESS_REMOTE_READ, DROCE_ACCESS_REMOTE_WRITE,
+					      DROCE_ACCESS_REMOTE_ATOMIC};
+	struct droce_mr_keys k;
+	void *h;
+	size_t i, j;
+
+	for (i = 0; i < 3; i++) {
+		k = check_mr(rights[i] | DROCE_ACCESS_LOCAL_WRITE);
+		for (j = 0; j < 3; j++)
+			cr_expect_eq(droce_mr_check_remote(&t, k.rkey, PD, 1, VA, 8, rights[j], &h),
+				     i == j ? DROCE_MR_OK : DROCE_MR_NO_ACCESS,
+				     "MR with right 0x%x asked 0x%x", rights[i], rights[j]);
+		cr_assert_eq(droce_mr_dereg(&t, k.lkey), 0, "dereg");
+	}
+}
+
+Test(mr_check_remote, local_write_grants_nothing_remote, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys k = check_mr(DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_MW_BIND);
+	void *h;
+
+	cr_expect_eq(droce_mr_check_remote(&t, k.rkey, PD, 1, VA, 8, DROCE_ACCESS_REMOTE_READ, &h),
+		     DROCE_MR_NO_ACCESS, "remote read");
+	cr_expect_eq(droce_mr_check_remote(&t, k.rkey, PD, 1, VA, 8, DROCE_ACCESS_REMOTE_WRITE, &h),
+		     DROCE_MR_NO_ACCESS, "remote write");
+}
+
+Test(mr_check_remote, statuses, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys k = check_mr(DROCE_ACCESS_REMOTE_READ);
+	const unsigned int rr = DROCE_ACCESS_REMOTE_READ;
+	void *h = NULL;
+
+	cr_expect_eq(droce_mr_check_remote(&t, k.rkey, PD, 1, VA + 16, 32, rr, &h), DROCE_MR_OK,
+		     "ok");
+	cr_expect_eq(h, (void *)(BASE + 16), "host pointer");
+	cr_expect_eq(droce_mr_check_remote(&t, k.rkey, PD, 99, VA, 8, rr, &h), DROCE_MR_OK,
+		     "an MR is not tied to a QP");
+	cr_expect_eq(droce_mr_check_remote(&t, k.rkey ^ 2, PD, 1, VA, 8, rr, &h), DROCE_MR_BAD_KEY,
+		     "bad key");
+	cr_expect_eq(droce_mr_check_remote(&t, k.rkey, PD + 1, 1, VA, 8, rr, &h), DROCE_MR_BAD_PD,
+		     "bad pd");
+	cr_expect_eq(droce_mr_check_remote(&t, k.rkey, PD, 1, VA + LEN - 4, 4, rr, &h), DROCE_MR_OK,
+		     "va + len == end");
+	cr_expect_eq(droce_mr_check_remote(&t, k.rkey, PD, 1, VA + LEN - 3, 4, rr, &h),
+		     DROCE_MR_OUT_OF_BOUNDS, "va + len == end + 1");
+	cr_expect_eq(droce_mr_check_remote(&t, k.rkey, PD, 1, VA - 1, 4, rr, &h),
+		     DROCE_MR_OUT_OF_BOUNDS, "before the start");
+	cr_expect_eq(droce_mr_check_remote(&t, k.rkey, PD, 1, UINT64_MAX - 2, 8, rr, &h),
+		     DROCE_MR_OUT_OF_BOUNDS, "va + len wraps");
+	cr_expect_eq(droce_mr_check_remote(&t, k.rkey, PD, 1, VA + 2 * LEN, 0, rr, &h), DROCE_MR_OK,
+		     "zero length, anywhere");
+}
+
+Test(mr_check_remote, lookup, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys k = check_mr(DROCE_ACCESS_REMOTE_READ);
+	struct droce_mr_info i;
+
+	cr_expect_eq(droce_mr_lookup(&t, k.rkey, &i), DROCE_MR_OK, "lookup");
+	cr_expect_eq(i.key, k.rkey, "key");
+	cr_expect_eq(i.addr, (uint64_t)(uintptr_t)BASE, "address");
+	cr_expect_eq(i.bound_mws, 0, "the data path does not count windows");
+	cr_expect_eq(droce_mr_lookup(&t, k.rkey + 1, &i), DROCE_MR_BAD_KEY, "wrong byte");
+	cr_expect_eq(droce_mr_lookup(&t, UINT32_MAX, &i), DROCE_MR_BAD_KEY, "beyond the table");
+}
+
+/* ------------------------------------------------------------------ atomics */
+
+Test(mr_check_atomic, alignment)
+{
+	uint64_t aligned[2];
+
+	cr_expect_eq(droce_mr_check_atomic(0x1000, aligned), DROCE_MR_OK, "both aligned");
+	cr_expect_eq(droce_mr_check_atomic(0x1004, aligned), DROCE_MR_MISALIGNED,
+		     "va misaligned by 4");
+	cr_expect_eq(droce_mr_check_atomic(0x1001, aligned), DROCE_MR_MISALIGNED,
+		     "va misaligned by 1");
+	cr_expect_eq(droce_mr_check_atomic(0x1000, (uint8_t *)aligned + 4), DROCE_MR_MISALIGNED,
+		     "host misaligned");
+}
+
+/* An iova2 MR can map an aligned va to an unaligned host address: both must be aligned. */
+Test(mr_check_atomic, iova2_mapping, .init = setup, .fini = teardown)
+{
+	const unsigned int acc = DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_ATOMIC;
+	struct droce_mr_keys k = reg_ok(PD, buf + 4, 64, 0x2000, acc);
+	void *h = NULL;
+
+	cr_assert_eq(
+		droce_mr_check_remote(&t, k.rkey, PD, 1, 0x2000, 8, DROCE_ACCESS_REMOTE_ATOMIC, &h),
+		DROCE_MR_OK, "atomic access allowed");
+	cr_expect_eq(droce_mr_check_atomic(0x2000, h), DROCE_MR_MISALIGNED,
+		     "aligned va, host address buf + 4");
+	cr_assert_eq(
+		droce_mr_check_remote(&t, k.rkey, PD, 1, 0x2004, 8, DROCE_ACCESS_REMOTE_ATOMIC, &h),
+		DROCE_MR_OK, "atomic access at +4");
+	cr_expect_eq(droce_mr_check_atomic(0x2004, h), DROCE_MR_MISALIGNED,
+		     "aligned host address, va misaligned");
+}
+
+/* ------------------------------------------------------------------ concurrency */
+
+/*
+ * One writer registers, reregisters and deregisters MRs whose fields all derive from one
+ * random number r; a reader looks keys up meanwhile. A torn read (fields of two
+ * registrations, or of a half-written one) breaks the pattern; a key the writer deregistered
+ * before the reader looked it up must not be found.
+ */
+#define CC_CAP   64
+#define CC_LIVE  24
+#define CC_NS    700000000ull
+#define CC_SLOTS (CC_CAP + 1)
+
+static struct droce_mr_table cc;
+static uint32_t cc_published[CC_LIVE]; /* keys of live MRs, read by the reader */
+static uint32_t cc_dead[CC_SLOTS];     /* per slot: the last key deregistered, 0 after reuse */
+static int cc_stop;
+
+static uint8_t *const cc_base = (uint8_t *)(uintptr_t)0x100000000000ull;
+
+static uint64_t cc_addr(uint64_t r)
+{
+	return (uint64_t)(uintptr_t)cc_base + ((r & 0xfffff) << 12);
+}
+static uint64_t cc_len(uint64_t r)
+{
+	return ((r >> 20) & 0xffff) + 1;
+}
+static uint64_t cc_iova(uint64_t r)
+{
+	return (r >> 36) << 16;
+}
+static uint32_t cc_pd(uint64_t r)
+{
+	return (uint32_t)(r >> 8) & 0xffff;
+}
+static unsigned int cc_access(uint64_t r)
+{
+	return (unsigned int)(r >> 60) &
+	       (DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_WRITE);
+}
+
+/* The pattern holds iff every field came from the same r (recovered from addr and iova). */
+static bool cc_consistent(const struct droce_mr_info *i)
+{
+	uint64_t lo = (i->addr - (uint64_t)(uintptr_t)cc_base) >> 12;
+	uint64_t r;
+	unsigned int acc;
+
+	if (i->type != DROCE_MR_TYPE_MR || i->state != DROCE_MR_STATE_VALID)
+		return false;
+	/* rebuild r from the fields that carry its bits, then check the others */
+	r = lo | ((i->length - 1) << 20) | ((i->iova >> 16) << 36);
+	acc = cc_access(r);
+	if ((acc & DROCE_ACCESS_REMOTE_WRITE) && !(acc & DROCE_ACCESS_LOCAL_WRITE))
+		acc |= DROCE_ACCESS_LOCAL_WRITE;
+	return cc_addr(r) == i->addr && cc_len(r) == i->length && cc_iova(r) == i->iova &&
+	       cc_pd(r) == i->pd && acc == i->access;
+}
+
+static uint64_t cc_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static unsigned int cc_fix_access(uint64_t r)
+{
+	unsigned int acc = cc_access(r);
+
+	if ((acc & DROCE_ACCESS_REMOTE_WRITE) && !(acc & DROCE_ACCESS_LOCAL_WRITE))
+		acc |= DROCE_ACCESS_LOCAL_WRITE;
+	return acc;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct cc_counts {
+	uint64_t ops, found, torn, resurrected, wrong_key;
+};
+
+static void *cc_writer(void *arg)
+{
+	struct cc_counts *c = arg;
+	uint64_t s = 0x2545f4914f6cdd1dull, r;
+	struct droce_mr_keys k;
+	uint32_t i = 0, old, idx;
+
+	while (!__atomic_load_n(&cc_stop, __ATOMIC_RELAXED)) {
+		old = __atomic_load_n(&cc_published[i], __ATOMIC_RELAXED);
+		r = cc_rand(&s);
+		if (old != 0 && (r & 3) == 0) {
+			/* reregister in place: same slot, new key, new fields */
+			if (droce_mr_rereg(&cc, old,
+					   DROCE_MR_REREG_TRANSLATION | DROCE_MR_REREG_PD |
+						   DROCE_MR_REREG_ACCESS,
+					   cc_pd(r), (void *)(uintptr_t)cc_addr(r), cc_len(r),
+					   cc_iova(r), cc_fix_access(r), &k) != 0)
+				abort();
+			idx = droce_mr_key_index(old);
+			/* the old key is dead once rereg returned */
+			__atomic_store_n(&cc_dead[idx], old, __ATOMIC_RELEASE);
+			__atomic_store_n(&cc_published[i], k.lkey, __ATOMIC_RELAXED);
+		} else {
+			if (old != 0) {
+				idx = droce_mr_key_index(old);
+				__atomic_store_n(&cc_published[i], 0, __ATOMIC_RELAXED);
+				if (droce_mr_dereg(&cc, old) != 0)
+					abort();
+				/* published after dereg returned (pairs with the reader's acquire)
+				 */
+				__atomic_store_n(&cc_dead[idx], old, __ATOMIC_RELEASE);
+			}
+			if (droce_mr_reg(&cc, cc_pd(r), (void *)(uintptr_t)cc_addr(r), cc_len(r),
+					 cc_iova(r), cc_fix_access(r), 0, &k) != 0)
+				abort();
+			idx = droce_mr_key_index(k.lkey);
+			/*
+			 * The slot may carry a key seen before (after 256 uses): forget its dead
+			 * key before anyone can look the new one up... this store precedes, in
+			 * program order, the next registration's seqlock release, which the reader
+			 * acquires.
+			 */
+			if (__atomic_load_n(&cc_dead[idx], __ATOMIC_RELAXED) == k.lkey)
+				__atomic_store_n(&cc_dead[idx], 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&cc_published[i], k.lkey, __ATOMIC_RELAXED);
+		}
+		c->ops++;
+		i = (i + 1) % CC_LIVE;
+	}
+	return NULL;
+}
+
+static void *cc_reader(void *arg)
+{
+	struct cc_counts *c = arg;
+	uint64_t s = 0x9e3779b97f4a7c15ull, r;
+	struct droce_mr_info info;
+	uint32_t key, idx, dead;
+
+	while (!__atomic_load_n(&cc_stop, __ATOMIC_RELAXED)) {
+		r = cc_rand(&s);
+		if (r & 1) {
+			key = __atomic_load_n(&cc_published[(r >> 8) % CC_LIVE], __ATOMIC_RELAXED);
+		} else {
+			/* a key of a slot that was just deregistered, or any byte at all */
+			idx = 1 + (uint32_t)((r >> 8) % CC_CAP);
+			key = (r & 2) ? __atomic_load_n(&cc_dead[idx], __ATOMIC_ACQUIRE)
+				      : droce_mr_key_make(idx, (uint8_t)(r >> 32));
+		}
+		if (key == 0)
+			continue;
+		idx = droce_mr_key_index(key);
+		/* acquire: if this shows key dead, its dereg happened before the lookup */
+		dead = __atomic_load_n(&cc_dead[idx], __ATOMIC_ACQUIRE);
+		c->ops++;
+		if (droce_mr_lookup(&cc, key, &info) != DROCE_MR_OK)
+			continue;
+		c->found++;
+		if (info.key != key)
+			c->wrong_key++;
+		if (!cc_consistent(&info))
+			c->torn++;
+		/*
+		 * Found a key that was dead before the lookup: a failure unless the slot came
+		 * back with the same key meanwhile, which clears cc_dead first (the writer's
+		 * clear happens-before the registration the lookup saw).
+		 */
+		if (dead == key && __atomic_load_n(&cc_dead[idx], __ATOMIC_ACQUIRE) == key)
+			c->resurrected++;
+	}
+	return NULL;
+}
+
+Test(mr_concurrency, reader_never_sees_torn_or_dead_entries)
+{
+	struct cc_counts w = {0}, rd = {0};
+	pthread_t tw, tr;
+	uint64_t t0;
+
+	cr_assert_eq(droce_mr_table_init(&cc, CC_CAP, NULL), 0, "table");
+	cr_assert_eq(pthread_create(&tr, NULL, cc_reader, &rd), 0, "reader thread");
+	cr_assert_eq(pthread_create(&tw, NULL, cc_writer, &w), 0, "writer thread");
+	t0 = now_ns();
+	while (now_ns() - t0 < CC_NS) {
+		struct timespec ts = {0, 10000000};
+
+		nanosleep(&ts, NULL);
+	}
+	__atomic_store_n(&cc_stop, 1, __ATOMIC_RELAXED);
+	pthread_join(tw, NULL);
+	pthread_join(tr, NULL);
+
+	cr_log_info("writer ops %" PRIu64 ", reader lookups %" PRIu64 ", found %" PRIu64, w.ops,
+		    rd.ops, rd.found);
+	cr_expect_gt(w.ops, 10000, "the writer ran (%" PRIu64 " operations)", w.ops);
+	cr_expect_gt(rd.found, 1000, "the reader found live keys (%" PRIu64 ")", rd.found);
+	cr_expect_eq(rd.torn, 0, "%" PRIu64 " inconsistent entries seen", rd.torn);
+	cr_expect_eq(rd.wrong_key, 0, "%" PRIu64 " entries with another key", rd.wrong_key);
+	cr_expect_eq(rd.resurrected, 0, "%" PRIu64 " keys found after their dereg returned",
+		     rd.resurrected);
+	droce_mr_table_fini(&cc);
+}
