@@ -80,6 +80,16 @@ int droce_engine_cq_notify(struct ibv_cq *cq, bool solicited);
  */
 int droce_engine_srq_check_limit(struct ibv_srq *srq, uint32_t wqes_left);
 
+/**
+ * Neighbour resolution for ibv_resolve_eth_l2_from_gid(): the port layer's
+ * ARP / neighbour-discovery table. Returns 0 with the MAC, or a positive errno.
+ */
+typedef int (*droce_neigh_resolve_fn)(struct ibv_context *context, const union ibv_gid *gid,
+				      uint8_t mac[6]);
+
+/** Install the resolver (NULL removes it). */
+void droce_engine_set_neigh_resolver(droce_neigh_resolve_fn fn);
+
 /** Raise an async event on @p context (QP, CQ, SRQ or port event). 0 or -errno. */
 int droce_engine_async_event(struct ibv_context *context, const struct ibv_async_event *ev);
 

@@ -375,4 +375,13 @@ int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t siz
 int ibv_dontfork_range(void *base, size_t size);
 int ibv_dofork_range(void *base, size_t size);
 
+struct ib_uverbs_ah_attr;
+struct ib_uverbs_qp_attr;
+struct ib_user_path_rec;
+struct ibv_sa_path_rec;
+void ibv_copy_ah_attr_from_kern(struct ibv_ah_attr *dst, struct ib_uverbs_ah_attr *src);
+void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst, struct ib_uverbs_qp_attr *src);
+void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst, struct ib_user_path_rec *src);
+void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst, struct ibv_sa_path_rec *src);
+
 #endif /* DROCE_VERBS_PRIV_H */

@@ -861,24 +861,27 @@ Test(mr_check_atomic, iova2_mapping, .init = setup, .fini = teardown)
 /*
  * One writer registers, reregisters and deregisters MRs whose fields all derive from one
  * random number r; a reader looks keys up meanwhile. A torn read (fields of two
- * registrations, or of a half-written one) breaks the pattern; a key the writer deregistered
- * before the reader looked it up must not be found.
+ * registrations, or of a half-written one) breaks the pattern; a key whose dereg (or rereg)
+ * returned before the reader took it from the dead list must not be found. The table is
+ * large enough that no slot reuses a key byte during the run (checked at the end).
  */
-#define CC_CAP   64
-#define CC_LIVE  24
-#define CC_NS    700000000ull
-#define CC_SLOTS (CC_CAP + 1)
+#define CC_CAP  65536
+#define CC_LIVE 24
+#define CC_DEAD 64
+#define CC_NS   700000000ull
+/* registrations before any slot could come round 256 times (FIFO reuse) */
+#define CC_MAX_REGS (128ull * (CC_CAP - CC_LIVE))
 
 static struct droce_mr_table cc;
-static uint32_t cc_published[CC_LIVE]; /* keys of live MRs, read by the reader */
-static uint32_t cc_dead[CC_SLOTS];     /* per slot: the last key deregistered, 0 after reuse */
+static uint32_t cc_published[CC_LIVE]; /* keys of live MRs */
+static uint32_t cc_dead[CC_DEAD];      /* keys whose dereg or rereg has returned */
 static int cc_stop;
 
-static uint8_t *const cc_base = (uint8_t *)(uintptr_t)0x100000000000ull;
+static const uint64_t cc_base = 0x100000000000ull;
 
 static uint64_t cc_addr(uint64_t r)
 {
-	return (uint64_t)(uintptr_t)cc_base + ((r & 0xfffff) << 12);
+	return cc_base + ((r & 0xfffff) << 12);
 }
 static uint64_t cc_len(uint64_t r)
 {
@@ -894,26 +897,24 @@ static uint32_t cc_pd(uint64_t r)
 }
 static unsigned int cc_access(uint64_t r)
 {
-	return (unsigned int)(r >> 60) &
-	       (DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_WRITE);
+	unsigned int acc =
+		(unsigned int)(r >> 60) &
+		(DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_WRITE);
+
+	if (acc & DROCE_ACCESS_REMOTE_WRITE)
+		acc |= DROCE_ACCESS_LOCAL_WRITE;
+	return acc;
 }
 
-/* The pattern holds iff every field came from the same r (recovered from addr and iova). */
+/* The pattern holds iff every field came from the same r (rebuilt from addr, length, iova). */
 static bool cc_consistent(const struct droce_mr_info *i)
 {
-	uint64_t lo = (i->addr - (uint64_t)(uintptr_t)cc_base) >> 12;
-	uint64_t r;
-	unsigned int acc;
+	uint64_t r =
+		((i->addr - cc_base) >> 12) | ((i->length - 1) << 20) | ((i->iova >> 16) << 36);
 
-	if (i->type != DROCE_MR_TYPE_MR || i->state != DROCE_MR_STATE_VALID)
-		return false;
-	/* rebuild r from the fields that carry its bits, then check the others */
-	r = lo | ((i->length - 1) << 20) | ((i->iova >> 16) << 36);
-	acc = cc_access(r);
-	if ((acc & DROCE_ACCESS_REMOTE_WRITE) && !(acc & DROCE_ACCESS_LOCAL_WRITE))
-		acc |= DROCE_ACCESS_LOCAL_WRITE;
-	return cc_addr(r) == i->addr && cc_len(r) == i->length && cc_iova(r) == i->iova &&
-	       cc_pd(r) == i->pd && acc == i->access;
+	return i->type == DROCE_MR_TYPE_MR && i->state == DROCE_MR_STATE_VALID &&
+	       cc_addr(r) == i->addr && cc_len(r) == i->length && cc_iova(r) == i->iova &&
+	       cc_pd(r) == i->pd && cc_access(r) == i->access;
 }
 
 static uint64_t cc_rand(uint64_t *s)
@@ -922,15 +923,6 @@ static uint64_t cc_rand(uint64_t *s)
 	*s ^= *s >> 7;
 	*s ^= *s << 17;
 	return *s;
-}
-
-static unsigned int cc_fix_access(uint64_t r)
-{
-	unsigned int acc = cc_access(r);
-
-	if ((acc & DROCE_ACCESS_REMOTE_WRITE) && !(acc & DROCE_ACCESS_LOCAL_WRITE))
-		acc |= DROCE_ACCESS_LOCAL_WRITE;
-	return acc;
 }
 
 static uint64_t now_ns(void)
@@ -942,18 +934,18 @@ static uint64_t now_ns(void)
 }
 
 struct cc_counts {
-	uint64_t ops, found, torn, resurrected, wrong_key;
+	uint64_t ops, regs, found, dead_tried, torn, resurrected, wrong_key, errors;
 };
 
 static void *cc_writer(void *arg)
 {
 	struct cc_counts *c = arg;
 	uint64_t s = 0x2545f4914f6cdd1dull, r;
-	struct droce_mr_keys k;
-	uint32_t i = 0, old, idx;
+	struct droce_mr_keys k = {0, 0};
+	uint32_t i = 0, d = 0, old;
 
-	while (!__atomic_load_n(&cc_stop, __ATOMIC_RELAXED)) {
-		old = __atomic_load_n(&cc_published[i], __ATOMIC_RELAXED);
+	while (!__atomic_load_n(&cc_stop, __ATOMIC_RELAXED) && c->regs < CC_MAX_REGS) {
+		old = cc_published[i];
 		r = cc_rand(&s);
 		if (old != 0 && (r & 3) == 0) {
 			/* reregister in place: same slot, new key, new fields */
@@ -961,35 +953,21 @@ static void *cc_writer(void *arg)
 					   DROCE_MR_REREG_TRANSLATION | DROCE_MR_REREG_PD |
 						   DROCE_MR_REREG_ACCESS,
 					   cc_pd(r), (void *)(uintptr_t)cc_addr(r), cc_len(r),
-					   cc_iova(r), cc_fix_access(r), &k) != 0)
-				abort();
-			idx = droce_mr_key_index(old);
-			/* the old key is dead once rereg returned */
-			__atomic_store_n(&cc_dead[idx], old, __ATOMIC_RELEASE);
-			__atomic_store_n(&cc_published[i], k.lkey, __ATOMIC_RELAXED);
+					   cc_iova(r), cc_access(r), &k) != 0)
+				c->errors++;
 		} else {
-			if (old != 0) {
-				idx = droce_mr_key_index(old);
-				__atomic_store_n(&cc_published[i], 0, __ATOMIC_RELAXED);
-				if (droce_mr_dereg(&cc, old) != 0)
-					abort();
-				/* published after dereg returned (pairs with the reader's acquire)
-				 */
-				__atomic_store_n(&cc_dead[idx], old, __ATOMIC_RELEASE);
-			}
+			if (old != 0 && droce_mr_dereg(&cc, old) != 0)
+				c->errors++;
 			if (droce_mr_reg(&cc, cc_pd(r), (void *)(uintptr_t)cc_addr(r), cc_len(r),
-					 cc_iova(r), cc_fix_access(r), 0, &k) != 0)
-				abort();
-			idx = droce_mr_key_index(k.lkey);
-			/*
-			 * The slot may carry a key seen before (after 256 uses): forget its dead
-			 * key before anyone can look the new one up... this store precedes, in
-			 * program order, the next registration's seqlock release, which the reader
-			 * acquires.
-			 */
-			if (__atomic_load_n(&cc_dead[idx], __ATOMIC_RELAXED) == k.lkey)
-				__atomic_store_n(&cc_dead[idx], 0, __ATOMIC_RELAXED);
-			__atomic_store_n(&cc_published[i], k.lkey, __ATOMIC_RELAXED);
+					 cc_iova(r), cc_access(r), 0, &k) != 0)
+				c->errors++;
+			c->regs++;
+		}
+		__atomic_store_n(&cc_published[i], k.lkey, __ATOMIC_RELAXED);
+		if (old != 0) {
+			/* published once dereg/rereg returned: pairs with the reader's acquire */
+			__atomic_store_n(&cc_dead[d], old, __ATOMIC_RELEASE);
+			d = (d + 1) % CC_DEAD;
 		}
 		c->ops++;
 		i = (i + 1) % CC_LIVE;
@@ -1002,38 +980,29 @@ static void *cc_reader(void *arg)
 	struct cc_counts *c = arg;
 	uint64_t s = 0x9e3779b97f4a7c15ull, r;
 	struct droce_mr_info info;
-	uint32_t key, idx, dead;
+	uint32_t key;
+	bool dead;
 
 	while (!__atomic_load_n(&cc_stop, __ATOMIC_RELAXED)) {
 		r = cc_rand(&s);
-		if (r & 1) {
+		dead = (r & 3) == 0;
+		if (dead)
+			key = __atomic_load_n(&cc_dead[(r >> 8) % CC_DEAD], __ATOMIC_ACQUIRE);
+		else if ((r & 3) == 1)
+			key = droce_mr_key_make(1 + (uint32_t)((r >> 8) % CC_CAP),
+						(uint8_t)(r >> 40));
+		else
 			key = __atomic_load_n(&cc_published[(r >> 8) % CC_LIVE], __ATOMIC_RELAXED);
-		} else {
-			/* a key of a slot that was just deregistered, or any byte at all */
-			idx = 1 + (uint32_t)((r >> 8) % CC_CAP);
-			key = (r & 2) ? __atomic_load_n(&cc_dead[idx], __ATOMIC_ACQUIRE)
-				      : droce_mr_key_make(idx, (uint8_t)(r >> 32));
-		}
 		if (key == 0)
 			continue;
-		idx = droce_mr_key_index(key);
-		/* acquire: if this shows key dead, its dereg happened before the lookup */
-		dead = __atomic_load_n(&cc_dead[idx], __ATOMIC_ACQUIRE);
 		c->ops++;
+		c->dead_tried += dead;
 		if (droce_mr_lookup(&cc, key, &info) != DROCE_MR_OK)
 			continue;
 		c->found++;
-		if (info.key != key)
-			c->wrong_key++;
-		if (!cc_consistent(&info))
-			c->torn++;
-		/*
-		 * Found a key that was dead before the lookup: a failure unless the slot came
-		 * back with the same key meanwhile, which clears cc_dead first (the writer's
-		 * clear happens-before the registration the lookup saw).
-		 */
-		if (dead == key && __atomic_load_n(&cc_dead[idx], __ATOMIC_ACQUIRE) == key)
-			c->resurrected++;
+		c->resurrected += dead;
+		c->wrong_key += info.key != key;
+		c->torn += !cc_consistent(&info);
 	}
 	return NULL;
 }
@@ -1057,10 +1026,15 @@ Test(mr_concurrency, reader_never_sees_torn_or_dead_entries)
 	pthread_join(tw, NULL);
 	pthread_join(tr, NULL);
 
-	cr_log_info("writer ops %" PRIu64 ", reader lookups %" PRIu64 ", found %" PRIu64, w.ops,
-		    rd.ops, rd.found);
+	cr_log_info("writer ops %" PRIu64 ", reader lookups %" PRIu64 ", found %" PRIu64
+		    ", dead keys tried %" PRIu64,
+		    w.ops, rd.ops, rd.found, rd.dead_tried);
+	cr_expect_eq(w.errors, 0, "writer operations failed");
 	cr_expect_gt(w.ops, 10000, "the writer ran (%" PRIu64 " operations)", w.ops);
+	cr_expect_leq(w.regs, CC_MAX_REGS, "no slot came round 256 times: no key issued twice");
 	cr_expect_gt(rd.found, 1000, "the reader found live keys (%" PRIu64 ")", rd.found);
+	cr_expect_gt(rd.dead_tried, 1000, "the reader tried dead keys (%" PRIu64 ")",
+		     rd.dead_tried);
 	cr_expect_eq(rd.torn, 0, "%" PRIu64 " inconsistent entries seen", rd.torn);
 	cr_expect_eq(rd.wrong_key, 0, "%" PRIu64 " entries with another key", rd.wrong_key);
 	cr_expect_eq(rd.resurrected, 0, "%" PRIu64 " keys found after their dereg returned",

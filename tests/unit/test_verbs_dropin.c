@@ -104,3 +104,19 @@ Test(verbs_dropin, bad_configuration_reported)
 	run("droce0:mtu=abc", "ibv_devinfo");
 	expect_line("droce: DROCE_DEVICES: droce0: bad mtu 'abc'");
 }
+
+Test(verbs_dropin, perftest_binds_every_symbol)
+{
+	/* BIND_NOW binaries linking librdmacm, libmlx5 and libefa start and reach droce */
+	run(DEVICES, "ib_write_bw -d droce0");
+	cr_expect_null(strstr(out, "symbol lookup error"), "%s", out);
+	/* until the engine runs the port its link is down, and perftest says so */
+	expect_line("Port number 1 state is Down");
+}
+
+Test(verbs_dropin, pingpong_binds_every_symbol)
+{
+	run(DEVICES, "ibv_rc_pingpong -d droce0 -g 1 -n 1 127.0.0.1");
+	cr_expect_null(strstr(out, "symbol lookup error"), "%s", out);
+	cr_expect_null(strstr(out, "No IB devices found"), "%s", out);
+}
