@@ -7,5 +7,8 @@
 #define DROCE_H
 
 #include "droce_wire.h"
+#include "droce_mr.h"
+#include "droce_ring.h"
+#include "droce_wqe.h"
 
 #endif /* DROCE_H */
