@@ -26,4 +26,11 @@ if ldd "$dest/consumer-static" | grep -q libdroce; then
 	echo "static consumer still links libdroce.so"
 	exit 1
 fi
-echo "install: droce.pc, shared and static libdroce work"
+# a libibverbs program builds unchanged against droce and runs on it
+cc -o "$dest/verbs_consumer" "$src/verbs_consumer.c" $(pkg-config --cflags --libs droce)
+if ldd "$dest/verbs_consumer" | grep -q 'libibverbs.so'; then
+	echo "verbs consumer links rdma-core's libibverbs instead of droce"
+	exit 1
+fi
+DROCE_DEVICES="droce0:ip=10.0.0.1" LD_LIBRARY_PATH=$libdir "$dest/verbs_consumer"
+echo "install: droce.pc, shared and static libdroce, and a libibverbs program work"
