@@ -153,7 +153,7 @@ struct droce_deth {
 } DROCE_PACKED;
 static_assert(sizeof(struct droce_deth) == 8, "DETH is 8 bytes");
 
-/** Q_Keys with the high bit set are privileged (IBTA 10.2.4, C10-15). */
+/** Q_Keys with the high bit set are privileged (the Q_Key rules of IBTA chapter 10). */
 #define DROCE_QKEY_PRIVILEGED 0x80000000u
 
 /** Immediate Data Extended Transport Header, IBTA 9.3.7. */

@@ -875,6 +875,7 @@ Test(mr_check_atomic, iova2_mapping, .init = setup, .fini = teardown)
 static struct droce_mr_table cc;
 static uint32_t cc_published[CC_LIVE]; /* keys of live MRs */
 static uint32_t cc_dead[CC_DEAD];      /* keys whose dereg or rereg has returned */
+static uint32_t cc_cursor;             /* the published key the writer works on */
 static int cc_stop;
 
 static const uint64_t cc_base = 0x100000000000ull;
@@ -945,6 +946,7 @@ static void *cc_writer(void *arg)
 	uint32_t i = 0, d = 0, old;
 
 	while (!__atomic_load_n(&cc_stop, __ATOMIC_RELAXED) && c->regs < CC_MAX_REGS) {
+		__atomic_store_n(&cc_cursor, i, __ATOMIC_RELAXED);
 		old = cc_published[i];
 		r = cc_rand(&s);
 		if (old != 0 && (r & 3) == 0) {

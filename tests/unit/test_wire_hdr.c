@@ -187,7 +187,7 @@ Test(constants, wire_numbers)
 	cr_expect_eq(DROCE_ROCEV2_UDP_PORT, 4791, "RoCEv2 UDP port (annex A17)");
 	cr_expect_eq(DROCE_BTH_TVER, 0, "the only transport header version (IBTA 9.2)");
 	cr_expect_eq(DROCE_PKEY_DEFAULT, 0xffff, "default full-member P_Key");
-	cr_expect_eq(DROCE_QKEY_PRIVILEGED, 0x80000000u, "privileged Q_Key bit (IBTA 10.2.4)");
+	cr_expect_eq(DROCE_QKEY_PRIVILEGED, 0x80000000u, "privileged Q_Key bit");
 }
 
 Test(constants, aeth_syndrome_encoding)
