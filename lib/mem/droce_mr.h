@@ -212,6 +212,9 @@ uint32_t droce_mr_table_used(const struct droce_mr_table *t);
 /** Flag of droce_mr_reg(): Local Invalidate and Send with Invalidate may invalidate the MR. */
 #define DROCE_MR_REG_INVALIDATE 0x01u
 
+/** An iova keeps the offset of its address within a page of this size (as the kernel asks). */
+#define DROCE_MR_IOVA_PAGE 4096u
+
 /**
  * Register [@p addr, @p addr + @p length) for protection domain @p pd. O(1): no page is walked,
  * touched or pinned. @p iova is the address the keys' users give for byte @p addr: @p addr
@@ -219,7 +222,8 @@ uint32_t droce_mr_table_used(const struct droce_mr_table *t);
  * ignored and the MR starts at iova 0. @p flags: 0 or DROCE_MR_REG_INVALIDATE.
  * @return 0 and @p keys; -EINVAL for: an access bit outside DROCE_ACCESS_MR_ALL, REMOTE_WRITE
  * or REMOTE_ATOMIC without LOCAL_WRITE, @p length 0, @p addr NULL, @p addr + @p length or
- * iova + @p length beyond 2^64 - 1, an unknown flag; -ENOMEM when the table is full.
+ * iova + @p length beyond 2^64 - 1, @p iova and @p addr at different offsets in their
+ * DROCE_MR_IOVA_PAGE pages (not zero based), an unknown flag; -ENOMEM when the table is full.
  */
 int droce_mr_reg(struct droce_mr_table *t, uint32_t pd, void *addr, uint64_t length, uint64_t iova,
 		 unsigned int access, unsigned int flags, struct droce_mr_keys *keys);
@@ -464,7 +468,7 @@ static inline enum droce_mr_status droce_mr_check_remote(const struct droce_mr_t
 
 /**
  * Alignment of an atomic operation (IBA ch. 9: the VA of an atomic is 8-byte aligned): both
- * the wire @p va and the @p host address it maps to (an iova2 or zero-based MR may map an
+ * the wire @p va and the @p host address it maps to (a zero-based MR or window may map an
  * aligned va to an unaligned address, and the CPU's 64-bit atomics need it aligned).
  * @return DROCE_MR_OK or DROCE_MR_MISALIGNED.
  */

@@ -136,9 +136,10 @@ void mr_entry_clear(struct droce_mr_entry *e)
 /* ------------------------------------------------------------------ memory regions */
 
 /*
- * What ibv_reg_mr() refuses, from the kernel's ib_check_mr_access() and ib_umem_get():
- * remote write or atomic without local write, zero length, a range that wraps. Nothing
- * checks that the range is mapped: droce_mem_dpdk.h can, at the verbs layer's choice.
+ * What ibv_reg_mr() refuses, from the kernel's ib_check_mr_access(), ib_umem_get() and
+ * ib_uverbs_reg_mr(): remote write or atomic without local write, zero length, a range that
+ * wraps, an iova whose offset in its 4 KiB page differs from the address's. Nothing checks
+ * that the range is mapped: droce_mem_dpdk.h can, at the verbs layer's choice.
  */
 static int mr_check_args(uint64_t addr, uint64_t length, uint64_t iova, unsigned int access)
 {
@@ -150,6 +151,8 @@ static int mr_check_args(uint64_t addr, uint64_t length, uint64_t iova, unsigned
 	if (length == 0 || addr == 0)
 		return -EINVAL;
 	if (length > UINT64_MAX - addr || length > UINT64_MAX - iova)
+		return -EINVAL;
+	if (!(access & DROCE_ACCESS_ZERO_BASED) && ((addr ^ iova) & (DROCE_MR_IOVA_PAGE - 1)))
 		return -EINVAL;
 	return 0;
 }

@@ -83,8 +83,8 @@ int droce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 
 static int cq_setup(struct droce_cq *cq, uint32_t cqe)
 {
-	/* one slot more than asked, as a CQ of cqe entries must hold cqe CQEs */
-	uint32_t slots = pow2_at_least(cqe + 1);
+	/* every slot of a droce ring is usable: a ring of cqe slots holds cqe CQEs */
+	uint32_t slots = pow2_at_least(cqe);
 	size_t ring_len = droce_ring_mem_size(slots, sizeof(struct droce_cqe));
 	int rc;
 
@@ -101,7 +101,7 @@ static int cq_setup(struct droce_cq *cq, uint32_t cqe)
 		droce_shm_free(&cq->shm);
 		return rc;
 	}
-	cq->ibcq.cqe = (int)(slots - 1);
+	cq->ibcq.cqe = (int)slots;
 	return 0;
 }
 

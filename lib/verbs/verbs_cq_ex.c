@@ -2,8 +2,9 @@
 /*
  * The extended poll API of a CQ (ibv_start_poll / ibv_next_poll / ibv_end_poll
  * and the ibv_wc_read_* accessors) over the same CQE ring as ibv_poll_cq().
- * Between start and end the CQ's lock is held (unless single-threaded); each
- * next_poll releases the entry read before.
+ * Between start and end the CQ's lock is held (unless single-threaded); a
+ * next_poll that finds another entry releases the one read before, and
+ * end_poll releases the last one read.
  */
 #include <errno.h>
 #include <string.h>
@@ -49,7 +50,17 @@ static int start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 static int next_poll(struct ibv_cq_ex *ibcq)
 {
 	struct droce_cq *cq = to_dcq_ex(ibcq);
+	int avail = droce_ring_cons_avail(&cq->cons);
 
+	if (avail < 0)
+		return EIO; /* the engine corrupted the ring */
+	/*
+	 * The entry read last is still held. With nothing after it, keep it:
+	 * the application calls end_poll() after ENOENT too, and that releases
+	 * it (releasing here as well would release an entry not yet read).
+	 */
+	if (avail < 2)
+		return ENOENT;
 	droce_ring_cons_release(&cq->cons, 1);
 	return load_current(cq);
 }

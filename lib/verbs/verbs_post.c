@@ -112,7 +112,9 @@ static int encode_data(const struct droce_qp *qp, const struct ibv_send_wr *wr,
 	uint64_t total = 0;
 	int i;
 
-	if (wr->num_sge < 0 || (wr->num_sge > 0 && wr->sg_list == NULL))
+	/* num_sge <= max_send_sge holds for inline requests too (ibv_post_send(3)) */
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
+	    (wr->num_sge > 0 && wr->sg_list == NULL))
 		return EINVAL;
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		uint8_t *dst = (uint8_t *)(w + 1);
@@ -131,8 +133,6 @@ static int encode_data(const struct droce_qp *qp, const struct ibv_send_wr *wr,
 		w->length = (uint32_t)total;
 		return 0;
 	}
-	if ((uint32_t)wr->num_sge > qp->cap.max_send_sge)
-		return EINVAL;
 	for (i = 0; i < wr->num_sge; i++) {
 		struct droce_sge *s = (struct droce_sge *)(w + 1) + i;
 

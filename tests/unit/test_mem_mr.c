@@ -197,7 +197,7 @@ Test(mr_reg, same_buffer_twice_gets_different_keys, .init = setup, .fini = teard
 Test(mr_reg, query_gives_fields, .init = setup, .fini = teardown)
 {
 	unsigned int acc = DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_READ;
-	struct droce_mr_keys k = reg_ok(PD, buf + 64, 1000, 0x7000, acc);
+	struct droce_mr_keys k = reg_ok(PD, buf + 64, 1000, 0x7040, acc);
 	struct droce_mr_info i;
 
 	cr_assert_eq(droce_mr_query(&t, k.lkey, &i), 0, "query");
@@ -207,7 +207,7 @@ Test(mr_reg, query_gives_fields, .init = setup, .fini = teardown)
 	cr_expect_eq(i.pd, PD, "pd");
 	cr_expect_eq(i.access, acc, "access");
 	cr_expect_eq(i.addr, (uint64_t)(uintptr_t)(buf + 64), "host address");
-	cr_expect_eq(i.iova, 0x7000, "iova");
+	cr_expect_eq(i.iova, 0x7040, "iova");
 	cr_expect_eq(i.length, 1000, "length");
 	cr_expect_eq(i.bound_mws, 0, "no window");
 }
@@ -291,23 +291,25 @@ Test(mr_reg, address_overflow_refused, .init = setup, .fini = teardown)
 		     "addr + length == 2^64 (wraps to 0) refused");
 	cr_expect_eq(droce_mr_reg(&t, PD, addr_of(a), 8192, 0x1000, 0, 0, &k), -EINVAL,
 		     "addr + length beyond 2^64 refused");
-	cr_expect_eq(droce_mr_reg(&t, PD, addr_of(1), UINT64_MAX, 0x1000, 0, 0, &k), -EINVAL,
+	cr_expect_eq(droce_mr_reg(&t, PD, addr_of(1), UINT64_MAX - 1, 1, 0, 0, &k), 0,
+		     "from address 1 to 2^64 - 1 accepted");
+	cr_expect_eq(droce_mr_reg(&t, PD, addr_of(1), UINT64_MAX, 1, 0, 0, &k), -EINVAL,
 		     "length 2^64 - 1 from address 1 refused");
-	cr_expect_eq(droce_mr_reg(&t, PD, addr_of(UINT64_MAX), 1, 0x1000, 0, 0, &k), -EINVAL,
+	cr_expect_eq(droce_mr_reg(&t, PD, addr_of(UINT64_MAX), 1, 0xfff, 0, 0, &k), -EINVAL,
 		     "last byte of the address space refused");
 }
 
 Test(mr_reg, iova_overflow_refused, .init = setup, .fini = teardown)
 {
+	const uint64_t iova = UINT64_MAX - 8191; /* the last two 4 KiB pages */
 	struct droce_mr_keys k;
 
-	cr_expect_eq(droce_mr_reg(&t, PD, buf, 4096, UINT64_MAX - 4096, 0, 0, &k), 0,
+	cr_expect_eq(droce_mr_reg(&t, PD, buf, 8191, iova, 0, 0, &k), 0,
 		     "iova + length == 2^64 - 1 accepted");
-	cr_expect_eq(droce_mr_reg(&t, PD, buf, 4096, UINT64_MAX - 4095, 0, 0, &k), -EINVAL,
+	cr_expect_eq(droce_mr_reg(&t, PD, buf, 8192, iova, 0, 0, &k), -EINVAL,
 		     "iova + length == 2^64 refused");
-	cr_expect_eq(
-		droce_mr_reg(&t, PD, buf, 4096, UINT64_MAX - 4095, DROCE_ACCESS_ZERO_BASED, 0, &k),
-		0, "zero based: the iova argument is ignored");
+	cr_expect_eq(droce_mr_reg(&t, PD, buf, 8192, iova, DROCE_ACCESS_ZERO_BASED, 0, &k), 0,
+		     "zero based: the iova argument is ignored");
 }
 
 Test(mr_reg, zero_based_iova, .init = setup, .fini = teardown)
@@ -624,7 +626,7 @@ Test(mr_dereg, window_handle_refused, .init = setup, .fini = teardown)
 
 /* ------------------------------------------------------------------ local check */
 
-#define VA   0x10000ull /* iova of the MR of the check tests */
+#define VA   0x10400ull /* iova of the MR of the check tests (page offset of BASE) */
 #define LEN  4096ull
 #define BASE (buf + 1024)
 
@@ -837,23 +839,39 @@ Test(mr_check_atomic, alignment)
 		     "host misaligned");
 }
 
-/* An iova2 MR can map an aligned va to an unaligned host address: both must be aligned. */
-Test(mr_check_atomic, iova2_mapping, .init = setup, .fini = teardown)
+/* A zero-based MR can map an aligned va to an unaligned host address: both must be aligned. */
+Test(mr_check_atomic, zero_based_mapping, .init = setup, .fini = teardown)
 {
-	const unsigned int acc = DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_ATOMIC;
-	struct droce_mr_keys k = reg_ok(PD, buf + 4, 64, 0x2000, acc);
+	const unsigned int acc =
+		DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_ATOMIC | DROCE_ACCESS_ZERO_BASED;
+	struct droce_mr_keys k = reg_ok(PD, buf + 4, 64, 0, acc);
 	void *h = NULL;
 
-	cr_assert_eq(
-		droce_mr_check_remote(&t, k.rkey, PD, 1, 0x2000, 8, DROCE_ACCESS_REMOTE_ATOMIC, &h),
-		DROCE_MR_OK, "atomic access allowed");
-	cr_expect_eq(droce_mr_check_atomic(0x2000, h), DROCE_MR_MISALIGNED,
-		     "aligned va, host address buf + 4");
-	cr_assert_eq(
-		droce_mr_check_remote(&t, k.rkey, PD, 1, 0x2004, 8, DROCE_ACCESS_REMOTE_ATOMIC, &h),
-		DROCE_MR_OK, "atomic access at +4");
-	cr_expect_eq(droce_mr_check_atomic(0x2004, h), DROCE_MR_MISALIGNED,
+	cr_assert_eq(droce_mr_check_remote(&t, k.rkey, PD, 1, 0, 8, DROCE_ACCESS_REMOTE_ATOMIC, &h),
+		     DROCE_MR_OK, "atomic access allowed");
+	cr_expect_eq(droce_mr_check_atomic(0, h), DROCE_MR_MISALIGNED,
+		     "aligned va 0, host address buf + 4");
+	cr_assert_eq(droce_mr_check_remote(&t, k.rkey, PD, 1, 4, 8, DROCE_ACCESS_REMOTE_ATOMIC, &h),
+		     DROCE_MR_OK, "atomic access at va 4");
+	cr_expect_eq(droce_mr_check_atomic(4, h), DROCE_MR_MISALIGNED,
 		     "aligned host address, va misaligned");
+}
+
+/* The kernel's ib_uverbs_reg_mr(): an iova keeps its address's offset within a 4 KiB page. */
+Test(mr_reg, iova_page_offset, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys k;
+
+	cr_expect_eq(droce_mr_reg(&t, PD, buf + 4, 64, 0x2004, 0, 0, &k), 0, "same offset 4");
+	cr_expect_eq(droce_mr_reg(&t, PD, buf + 4, 64, 0x2000, 0, 0, &k), -EINVAL,
+		     "offset 4 against offset 0");
+	cr_expect_eq(droce_mr_reg(&t, PD, buf, 64, 0x2800, 0, 0, &k), -EINVAL,
+		     "offset 0 against offset 0x800");
+	cr_assert_eq(droce_mr_reg(&t, PD, buf + 4, 64, 0x2000, DROCE_ACCESS_ZERO_BASED, 0, &k), 0,
+		     "zero based: any address");
+	cr_expect_eq(droce_mr_rereg(&t, k.lkey, DROCE_MR_REREG_TRANSLATION | DROCE_MR_REREG_ACCESS,
+				    0, buf + 8, 64, 0x3000, 0, &k),
+		     -EINVAL, "rereg to offset 8 against offset 0");
 }
 
 /* ------------------------------------------------------------------ concurrency */

@@ -18,7 +18,7 @@
 #define CAP  16
 #define PD   5
 #define QPN  0x11
-#define MRVA 0x40000ull /* iova of the MR windows are bound to */
+#define MRVA 0x40400ull /* iova of the MR windows are bound to (offset of buf + 1024) */
 #define MRLN 8192ull
 
 static struct droce_mr_table t;
