@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * A droce port: one DPDK ethdev (any PMD) with its mempool, RX/TX queues,
+ * buffered transmission and counters. The only place in droce that includes
+ * rte_ethdev.h.
+ *
+ * Errors: 0 or -errno (the DPDK call's error, or -EINVAL for bad arguments).
+ * Bursts return a count.
+ */
+#ifndef DROCE_PORT_H
+#define DROCE_PORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DROCE_PORT_QUEUES_MAX 8
+#define DROCE_PORT_BURST      32
+
+/** How to bring a port up. */
+struct droce_port_conf {
+	/**
+	 * The device: DPDK devargs of a vdev ("net_memif0,role=server,socket=..."),
+	 * a PCI address, or the name of an ethdev that already exists (made by
+	 * droce_port_ring_pair() for instance).
+	 */
+	const char *device;
+	uint16_t nb_queues; /**< RX and TX queue pairs, one per engine lcore (1..8) */
+	uint16_t nb_desc;   /**< descriptors per queue (0: 1024) */
+	uint32_t nb_mbufs;  /**< mbufs in the port's pool (0: 8191) */
+	uint16_t mbuf_size; /**< data room per mbuf (0: fits the MTU) */
+	uint32_t mtu;       /**< Ethernet MTU to set (0: leave the device's) */
+	int socket;         /**< NUMA socket for memory (SOCKET_ID_ANY: the device's) */
+};
+
+/** Per-queue counters, written by the lcore that owns the queue only. */
+struct droce_port_qstats {
+	uint64_t rx_pkts;
+	uint64_t rx_bytes;
+	uint64_t tx_pkts;
+	uint64_t tx_bytes;
+	uint64_t tx_dropped; /**< the device refused them after retries */
+} __rte_cache_aligned;
+
+/** TX buffer of one queue: packets wait here until the loop flushes. */
+struct droce_port_txq {
+	uint16_t n;
+	struct rte_mbuf *pkts[DROCE_PORT_BURST];
+} __rte_cache_aligned;
+
+struct droce_port {
+	uint16_t port_id;
+	uint16_t nb_queues;
+	uint32_t mtu;
+	struct rte_ether_addr mac;
+	struct rte_mempool *pool;
+	bool started;
+	bool probed; /**< droce hot-plugged the device and removes it at close */
+	char name[RTE_ETH_NAME_MAX_LEN];
+	struct droce_port_txq txq[DROCE_PORT_QUEUES_MAX];
+	struct droce_port_qstats qstats[DROCE_PORT_QUEUES_MAX];
+};
+
+/** Probe (if needed), configure and start the port. */
+int droce_port_open(struct droce_port *p, const struct droce_port_conf *conf);
+
+/** Flush, stop and close the port, free its pool; a probed vdev is removed. */
+void droce_port_close(struct droce_port *p);
+
+/** Link up as the PMD reports it now (no waiting). */
+bool droce_port_link_up(const struct droce_port *p);
+
+/** Link speed in Mb/s (0 when unknown or down). */
+uint32_t droce_port_link_speed(const struct droce_port *p);
+
+/**
+ * Two ethdevs named @p name_a and @p name_b joined back to back by rte_rings
+ * (what one sends the other receives), for tests and the embedded default link.
+ * The ethdevs are named "net_ring_<name>" (the ring PMD's prefix) and are
+ * opened by those names with droce_port_open(). Returns 0 or -errno.
+ */
+int droce_port_ring_pair(const char *name_a, const char *name_b, uint16_t nb_queues);
+
+static inline uint16_t droce_port_rx(struct droce_port *p, uint16_t q, struct rte_mbuf **pkts,
+				     uint16_t n)
+{
+	uint16_t got = rte_eth_rx_burst(p->port_id, q, pkts, n);
+	struct droce_port_qstats *s = &p->qstats[q];
+
+	s->rx_pkts += got;
+	for (uint16_t i = 0; i < got; i++)
+		s->rx_bytes += pkts[i]->pkt_len;
+	return got;
+}
+
+/** Send what is buffered on queue @p q; returns the packets the device took. */
+uint16_t droce_port_tx_flush(struct droce_port *p, uint16_t q);
+
+/** Queue @p m for transmission on @p q; the buffer is flushed when full. */
+static inline void droce_port_tx(struct droce_port *p, uint16_t q, struct rte_mbuf *m)
+{
+	struct droce_port_txq *t = &p->txq[q];
+
+	t->pkts[t->n++] = m;
+	if (t->n == DROCE_PORT_BURST)
+		droce_port_tx_flush(p, q);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DROCE_PORT_H */

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Bringing an ethdev up for droce, buffered TX, and back-to-back ring pairs. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_bus_vdev.h>
+#include <rte_dev.h>
+#include <rte_eth_ring.h>
+#include <rte_ring.h>
+
+#include "droce_port.h"
+
+/* TX retries before a burst's rest is dropped: a stuck device must not stall the lcore. */
+#define TX_RETRIES 4
+
+/* Find the port of an ethdev name, hot-plugging the device when it is not there yet. */
+static int port_find(struct droce_port *p, const char *device)
+{
+	char name[RTE_ETH_NAME_MAX_LEN];
+	const char *comma = strchr(device, ',');
+	size_t len = comma != NULL ? (size_t)(comma - device) : strlen(device);
+	int rc;
+
+	if (len == 0 || len >= sizeof(name))
+		return -EINVAL;
+	memcpy(name, device, len);
+	name[len] = '\0';
+	if (rte_eth_dev_get_port_by_name(name, &p->port_id) == 0)
+		return 0;
+	rc = rte_dev_probe(device);
+	if (rc != 0)
+		return rc;
+	p->probed = true;
+	if (rte_eth_dev_get_port_by_name(name, &p->port_id) != 0)
+		return -ENODEV;
+	return 0;
+}
+
+static int port_setup(struct droce_port *p, const struct droce_port_conf *c)
+{
+	struct rte_eth_conf conf;
+	struct rte_eth_dev_info info;
+	uint16_t nb_desc = c->nb_desc ? c->nb_desc : 1024;
+	uint16_t rxd = nb_desc, txd = nb_desc, q;
+	int socket = c->socket;
+	int rc;
+
+	rc = rte_eth_dev_info_get(p->port_id, &info);
+	if (rc != 0)
+		return rc;
+	if (socket == SOCKET_ID_ANY) {
+		socket = rte_eth_dev_socket_id(p->port_id);
+		if (socket < 0)
+			socket = (int)rte_socket_id();
+	}
+	memset(&conf, 0, sizeof(conf));
+	/* scattered RX: jumbo frames land in chained mbufs when a segment is short */
+	if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER)
+		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	rc = rte_eth_dev_configure(p->port_id, p->nb_queues, p->nb_queues, &conf);
+	if (rc != 0)
+		return rc;
+	rc = rte_eth_dev_adjust_nb_rx_tx_desc(p->port_id, &rxd, &txd);
+	if (rc != 0)
+		return rc;
+	if (c->mtu != 0) {
+		rc = rte_eth_dev_set_mtu(p->port_id, (uint16_t)c->mtu);
+		if (rc != 0 && rc != -ENOTSUP)
+			return rc;
+	}
+	for (q = 0; q < p->nb_queues; q++) {
+		rc = rte_eth_rx_queue_setup(p->port_id, q, rxd, (unsigned int)socket, NULL,
+					    p->pool);
+		if (rc != 0)
+			return rc;
+		rc = rte_eth_tx_queue_setup(p->port_id, q, txd, (unsigned int)socket, NULL);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+int droce_port_open(struct droce_port *p, const struct droce_port_conf *c)
+{
+	char pool_name[RTE_MEMPOOL_NAMESIZE];
+	uint16_t mtu = 0;
+	uint32_t room;
+	int rc;
+
+	if (p == NULL || c == NULL || c->device == NULL || c->nb_queues == 0 ||
+	    c->nb_queues > DROCE_PORT_QUEUES_MAX)
+		return -EINVAL;
+	memset(p, 0, sizeof(*p));
+	p->nb_queues = c->nb_queues;
+	rc = port_find(p, c->device);
+	if (rc != 0)
+		return rc;
+	rte_eth_dev_get_name_by_port(p->port_id, p->name);
+	/* data room for a whole frame of the MTU, so RX seldom chains */
+	room = c->mbuf_size ? c->mbuf_size
+			    : RTE_PKTMBUF_HEADROOM + (c->mtu ? c->mtu : 1500) + RTE_ETHER_HDR_LEN +
+				      RTE_VLAN_HLEN + RTE_ETHER_CRC_LEN;
+	if (room > UINT16_MAX)
+		room = UINT16_MAX;
+	snprintf(pool_name, sizeof(pool_name), "droce_port%u", p->port_id);
+	p->pool = rte_pktmbuf_pool_create(
+		pool_name, c->nb_mbufs ? c->nb_mbufs : 8191, 256, 0, (uint16_t)room,
+		c->socket == SOCKET_ID_ANY ? (int)rte_socket_id() : c->socket);
+	if (p->pool == NULL) {
+		rc = -rte_errno;
+		goto out_remove;
+	}
+	rc = port_setup(p, c);
+	if (rc != 0)
+		goto out_free_pool;
+	rc = rte_eth_dev_start(p->port_id);
+	if (rc != 0)
+		goto out_free_pool;
+	p->started = true;
+	rte_eth_macaddr_get(p->port_id, &p->mac);
+	if (rte_eth_dev_get_mtu(p->port_id, &mtu) == 0)
+		p->mtu = mtu;
+	return 0;
+
+out_free_pool:
+	rte_mempool_free(p->pool);
+	p->pool = NULL;
+out_remove:
+	if (p->probed) {
+		struct rte_eth_dev_info info;
+
+		if (rte_eth_dev_info_get(p->port_id, &info) == 0 && info.device != NULL)
+			rte_dev_remove(info.device);
+	}
+	return rc;
+}
+
+uint16_t droce_port_tx_flush(struct droce_port *p, uint16_t q)
+{
+	struct droce_port_txq *t = &p->txq[q];
+	struct droce_port_qstats *s = &p->qstats[q];
+	uint16_t sent = 0, tries = 0, i;
+
+	while (sent < t->n && tries++ < TX_RETRIES)
+		sent += rte_eth_tx_burst(p->port_id, q, t->pkts + sent, t->n - sent);
+	for (i = 0; i < sent; i++)
+		s->tx_bytes += t->pkts[i]->pkt_len;
+	s->tx_pkts += sent;
+	if (sent < t->n) {
+		/* the device is full: drop the rest; reliable QPs retransmit */
+		s->tx_dropped += t->n - sent;
+		rte_pktmbuf_free_bulk(t->pkts + sent, t->n - sent);
+	}
+	t->n = 0;
+	return sent;
+}
+
+void droce_port_close(struct droce_port *p)
+{
+	uint16_t q;
+
+	if (p->started) {
+		for (q = 0; q < p->nb_queues; q++)
+			droce_port_tx_flush(p, q);
+		rte_eth_dev_stop(p->port_id);
+		rte_eth_dev_close(p->port_id);
+		p->started = false;
+	}
+	if (p->probed) {
+		struct rte_eth_dev_info info;
+
+		if (rte_eth_dev_info_get(p->port_id, &info) == 0 && info.device != NULL)
+			rte_dev_remove(info.device);
+		p->probed = false;
+	}
+	rte_mempool_free(p->pool);
+	p->pool = NULL;
+}
+
+bool droce_port_link_up(const struct droce_port *p)
+{
+	struct rte_eth_link link;
+
+	if (!p->started || rte_eth_link_get_nowait(p->port_id, &link) != 0)
+		return false;
+	return link.link_status == RTE_ETH_LINK_UP;
+}
+
+uint32_t droce_port_link_speed(const struct droce_port *p)
+{
+	struct rte_eth_link link;
+
+	if (!p->started || rte_eth_link_get_nowait(p->port_id, &link) != 0 ||
+	    link.link_status != RTE_ETH_LINK_UP || link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN)
+		return 0;
+	return link.link_speed;
+}
+
+int droce_port_ring_pair(const char *name_a, const char *name_b, uint16_t nb_queues)
+{
+	struct rte_ring *a_to_b[DROCE_PORT_QUEUES_MAX], *b_to_a[DROCE_PORT_QUEUES_MAX];
+	char rname[RTE_RING_NAMESIZE];
+	uint16_t q;
+
+	if (name_a == NULL || name_b == NULL || nb_queues == 0 || nb_queues > DROCE_PORT_QUEUES_MAX)
+		return -EINVAL;
+	for (q = 0; q < nb_queues; q++) {
+		/* one producer lcore and one consumer lcore per queue */
+		snprintf(rname, sizeof(rname), "%.12s>%.12s%u", name_a, name_b, q);
+		a_to_b[q] = rte_ring_create(rname, 4096, (int)rte_socket_id(),
+					    RING_F_SP_ENQ | RING_F_SC_DEQ);
+		snprintf(rname, sizeof(rname), "%.12s>%.12s%u", name_b, name_a, q);
+		b_to_a[q] = rte_ring_create(rname, 4096, (int)rte_socket_id(),
+					    RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (a_to_b[q] == NULL || b_to_a[q] == NULL)
+			return -rte_errno;
+	}
+	if (rte_eth_from_rings(name_a, b_to_a, nb_queues, a_to_b, nb_queues,
+			       (unsigned int)rte_socket_id()) < 0)
+		return -rte_errno;
+	if (rte_eth_from_rings(name_b, a_to_b, nb_queues, b_to_a, nb_queues,
+			       (unsigned int)rte_socket_id()) < 0)
+		return -rte_errno;
+	return 0;
+}
