@@ -52,6 +52,11 @@ struct droce_srq_view {
 	uint32_t pd;
 };
 
+struct droce_mr_table;
+
+/** The key table every MR and MW of this process is in (created on first use). */
+struct droce_mr_table *droce_engine_mr_table(void);
+
 /** Where a QP's rings are. 0 or -EINVAL. */
 int droce_engine_qp_view(struct ibv_qp *qp, struct droce_qp_view *v);
 int droce_engine_cq_view(struct ibv_cq *cq, struct droce_cq_view *v);

@@ -13,6 +13,11 @@ static void shm_view(const struct droce_shm *m, void *addr, size_t len, struct d
 	v->off = addr != NULL ? (size_t)((uint8_t *)addr - (uint8_t *)m->addr) : 0;
 }
 
+struct droce_mr_table *droce_engine_mr_table(void)
+{
+	return droce_verbs_mr_table();
+}
+
 int droce_engine_qp_view(struct ibv_qp *ibqp, struct droce_qp_view *v)
 {
 	struct droce_qp *qp;

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * The InfiniBand transport of RoCEv2 as one engine lcore runs it: transport
+ * QPs (struct droce_tqp), their rings, and the packet paths in and out. The
+ * transport never includes rte_ethdev.h: packets come in as parsed mbufs and
+ * leave through the environment's tx callback, so it is tested without a port.
+ *
+ * Threading: a tqp, its CQs' producer handles and everything below are
+ * touched by the lcore that owns the QP only. Control (create, modify,
+ * destroy) reaches the lcore as commands (lib/engine).
+ *
+ * Errors: 0 / -errno; per-WQE failures become completion statuses.
+ */
+#ifndef DROCE_TRANSPORT_H
+#define DROCE_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "droce_mr.h"
+#include "droce_ring.h"
+#include "droce_wire_pkt.h"
+#include "droce_wqe.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct droce_tqp;
+
+/** A completion queue as the engine produces into it. */
+struct droce_tcq {
+	struct droce_ring_prod prod;
+	void *user;       /**< handed back to env->cq_notify (the verbs CQ) */
+	uint64_t cqes;    /**< CQEs written */
+	uint64_t overrun; /**< CQEs lost because the ring was full (a CQ error) */
+};
+
+/** Address handle as the engine keeps it (ibv_create_ah registered it). */
+struct droce_tah {
+	uint32_t pd;
+	bool valid;
+	struct ibv_ah_attr attr;
+};
+
+/** Source addresses of a port, by GID index (what sgid_index selects). */
+struct droce_tport_addr {
+	uint8_t mac[6];
+	uint32_t mtu_bytes; /**< active path MTU in payload bytes (256..4096) */
+	unsigned int gid_count;
+	union ibv_gid gid[17]; /**< same table as the verbs device's */
+};
+
+/** Everything outside the transport it calls into. */
+struct droce_transport_env {
+	struct rte_mempool *pool;    /**< for packets the transport builds */
+	struct droce_mr_table *keys; /**< memory keys (lib/mem) */
+	const struct droce_tport_addr *port;
+	/** hand a built frame to the port (queued, sent at the loop's TX flush) */
+	void (*tx)(void *arg, struct rte_mbuf *m);
+	/** MAC of an IP (IPv4-mapped for IPv4); 0, or -EAGAIN while being resolved */
+	int (*neigh)(void *arg, const uint8_t ip[16], uint8_t mac[6]);
+	/** after CQEs were written: let the verbs layer signal an armed channel */
+	void (*cq_notify)(void *arg, void *cq_user, bool solicited);
+	/** the QP moved to SQE/ERR by itself: tell the verbs layer (and raise @p event) */
+	void (*qp_error)(void *arg, void *qp_user, enum ibv_qp_state state,
+			 enum ibv_event_type event);
+	/** an SRQ WQE was taken: check the SRQ limit with the WQEs left */
+	void (*srq_limit)(void *arg, void *srq_user, uint32_t left);
+	/** address handles by id (UD work requests carry the id) */
+	const struct droce_tah *(*ah)(void *arg, uint32_t id);
+	void *arg;
+};
+
+/** Per-QP counters (names as rxe and mlx5 report them). */
+struct droce_tqp_stats {
+	uint64_t sent_pkts;
+	uint64_t rcvd_pkts;
+	uint64_t qkey_violations; /**< UD packets dropped for a wrong Q_Key */
+	uint64_t pkey_violations; /**< packets dropped for a P_Key mismatch */
+	uint64_t rcvd_no_wqe;     /**< UD packets dropped: no receive WQE posted */
+	uint64_t bad_state_drop;  /**< packets for a QP in RESET/INIT */
+	uint64_t neigh_wait;      /**< loop passes a WQE waited for an address */
+	uint64_t neigh_drop;      /**< UD sends dropped: the address never resolved */
+};
+
+/** What an engine lcore knows of a QP: its rings and the attributes modify gave it. */
+struct droce_tqp {
+	uint32_t qpn;
+	enum ibv_qp_type type;
+	enum ibv_qp_state state; /**< as modify set it, or SQE/ERR the transport moved to */
+	uint32_t pd;
+	bool sq_sig_all;
+	struct droce_ring_cons sq;   /**< send ring (consumer) */
+	struct droce_ring_cons rq;   /**< receive ring, when not on an SRQ */
+	struct droce_ring_cons *srq; /**< the SRQ's ring, shared by its QPs on this lcore */
+	void *srq_user;
+	struct droce_tcq *scq, *rcq;
+	void *user; /**< handed back to env->qp_error (the verbs QP) */
+	/* attributes */
+	uint32_t qkey;
+	uint16_t pkey;
+	uint32_t dest_qpn;
+	enum ibv_mtu path_mtu;
+	uint32_t sq_psn;       /**< next PSN to send */
+	uint32_t rq_psn;       /**< next PSN expected */
+	uint32_t access;       /**< remote access flags granted */
+	struct ibv_ah_attr av; /**< path to the peer (RC/UC) */
+	/* UD send waiting for its destination's MAC */
+	uint32_t neigh_tries;
+	uint32_t neigh_since; /**< when the wait began (us) */
+	struct droce_tqp_stats stats;
+};
+
+/** Attach a tqp to its rings (views from lib/verbs). 0 or -EINVAL/-EPROTO. */
+int droce_tqp_init(struct droce_tqp *q, uint32_t qpn, enum ibv_qp_type type, uint32_t pd,
+		   void *sq_ring, size_t sq_len, void *rq_ring, size_t rq_len);
+
+/** Apply a modify: the new state and the attributes named in @p mask. */
+void droce_tqp_modify(struct droce_tqp *q, const struct ibv_qp_attr *attr, int mask,
+		      enum ibv_qp_state state);
+
+/** Write one CQE; false when the ring is full (counted as an overrun). */
+bool droce_tcq_post(struct droce_tcq *cq, const struct droce_cqe *cqe);
+
+/**
+ * Send side of a QP: take published send WQEs and transmit (or, in SQE/ERR,
+ * flush them). At most @p budget WQEs. Returns the WQEs finished.
+ */
+int droce_tqp_send(const struct droce_transport_env *env, struct droce_tqp *q, uint32_t now_us,
+		   int budget);
+
+/**
+ * A parsed packet for this QP (pkt->qpn == q->qpn). Consumes @p m.
+ * Returns 0, or -errno when the packet was dropped (counted).
+ */
+int droce_tqp_recv(const struct droce_transport_env *env, struct droce_tqp *q, struct rte_mbuf *m,
+		   const struct droce_pkt *pkt);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DROCE_TRANSPORT_H */

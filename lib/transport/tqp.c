@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Transport QPs: attaching to their rings, modify, completion writing, flushing. */
+#include <errno.h>
+#include <string.h>
+
+#include "droce_transport.h"
+#include "transport_priv.h"
+
+int droce_tqp_init(struct droce_tqp *q, uint32_t qpn, enum ibv_qp_type type, uint32_t pd,
+		   void *sq_ring, size_t sq_len, void *rq_ring, size_t rq_len)
+{
+	int rc;
+
+	memset(q, 0, sizeof(*q));
+	q->qpn = qpn;
+	q->type = type;
+	q->pd = pd;
+	q->state = IBV_QPS_RESET;
+	q->pkey = 0xffff;
+	rc = droce_ring_cons_attach(&q->sq, sq_ring, sq_len);
+	if (rc != 0)
+		return rc;
+	/* the engine copies a slot before checking it: bound the copy */
+	if (q->sq.slot_size > DROCE_TQP_SLOT_MAX)
+		return -EINVAL;
+	if (rq_ring != NULL) {
+		rc = droce_ring_cons_attach(&q->rq, rq_ring, rq_len);
+		if (rc != 0)
+			return rc;
+		if (q->rq.slot_size > DROCE_TQP_SLOT_MAX)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+void droce_tqp_modify(struct droce_tqp *q, const struct ibv_qp_attr *a, int mask,
+		      enum ibv_qp_state state)
+{
+	if (mask & IBV_QP_QKEY)
+		q->qkey = a->qkey;
+	if (mask & IBV_QP_DEST_QPN)
+		q->dest_qpn = a->dest_qp_num & DROCE_QPN_MASK;
+	if (mask & IBV_QP_PATH_MTU)
+		q->path_mtu = a->path_mtu;
+	if (mask & IBV_QP_SQ_PSN)
+		q->sq_psn = a->sq_psn & DROCE_PSN_MASK;
+	if (mask & IBV_QP_RQ_PSN)
+		q->rq_psn = a->rq_psn & DROCE_PSN_MASK;
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		q->access = a->qp_access_flags;
+	if (mask & IBV_QP_AV)
+		q->av = a->ah_attr;
+	if (state == IBV_QPS_RESET) {
+		/* the verbs layer emptied the rings: start again from their indices */
+		q->neigh_tries = 0;
+		memset(&q->stats, 0, sizeof(q->stats));
+	}
+	q->state = state;
+}
+
+bool droce_tcq_post(struct droce_tcq *cq, const struct droce_cqe *cqe)
+{
+	if (droce_ring_prod_enqueue_burst(&cq->prod, cqe, 1) != 1) {
+		/* a CQ overrun: the application made the CQ too small; counted */
+		cq->overrun++;
+		return false;
+	}
+	cq->cqes++;
+	return true;
+}
+
+void droce_tqp_complete(const struct droce_transport_env *env, struct droce_tcq *cq,
+			const struct droce_cqe *cqe, bool solicited)
+{
+	if (droce_tcq_post(cq, cqe) && env->cq_notify != NULL)
+		env->cq_notify(env->arg, cq->user, solicited);
+}
+
+void droce_tqp_to_error(const struct droce_transport_env *env, struct droce_tqp *q,
+			enum ibv_qp_state state, enum ibv_event_type event)
+{
+	if (q->state == IBV_QPS_ERR || q->state == state)
+		return;
+	q->state = state;
+	if (env->qp_error != NULL)
+		env->qp_error(env->arg, q->user, state, event);
+}
+
+/* Map a send WQE's operation to the completion opcode of the requester. */
+enum ibv_wc_opcode droce_wqe_wc_opcode(uint8_t op)
+{
+	switch (op) {
+	case DROCE_WQE_WRITE:
+	case DROCE_WQE_WRITE_IMM:
+		return IBV_WC_RDMA_WRITE;
+	case DROCE_WQE_READ:
+		return IBV_WC_RDMA_READ;
+	case DROCE_WQE_CMP_SWAP:
+		return IBV_WC_COMP_SWAP;
+	case DROCE_WQE_FETCH_ADD:
+		return IBV_WC_FETCH_ADD;
+	case DROCE_WQE_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
+	case DROCE_WQE_BIND_MW:
+		return IBV_WC_BIND_MW;
+	default:
+		return IBV_WC_SEND;
+	}
+}
+
+int droce_tqp_flush_sq(const struct droce_transport_env *env, struct droce_tqp *q, int budget)
+{
+	int avail = droce_ring_cons_avail(&q->sq), n;
+
+	if (avail < 0)
+		return avail;
+	for (n = 0; n < avail && n < budget; n++) {
+		const struct droce_send_wqe *slot = droce_ring_cons_slot(&q->sq, 0);
+		/* read each field once: the application may still write the slot */
+		struct droce_cqe e = {
+			.wr_id = __atomic_load_n(&slot->wr_id, __ATOMIC_RELAXED),
+			.status = IBV_WC_WR_FLUSH_ERR,
+			.opcode = (uint8_t)droce_wqe_wc_opcode(
+				__atomic_load_n(&slot->op, __ATOMIC_RELAXED)),
+			.qp_num = q->qpn,
+		};
+
+		/* flushed WQEs complete whether or not they were signaled */
+		droce_ring_cons_release(&q->sq, 1);
+		droce_tqp_complete(env, q->scq, &e, false);
+	}
+	return n;
+}
+
+int droce_tqp_flush_rq(const struct droce_transport_env *env, struct droce_tqp *q, int budget)
+{
+	int avail, n;
+
+	if (q->srq != NULL)
+		return 0; /* SRQ WQEs belong to the SRQ, not to a QP in error */
+	avail = droce_ring_cons_avail(&q->rq);
+	if (avail < 0)
+		return avail;
+	for (n = 0; n < avail && n < budget; n++) {
+		const struct droce_recv_wqe *slot = droce_ring_cons_slot(&q->rq, 0);
+		struct droce_cqe e = {
+			.wr_id = __atomic_load_n(&slot->wr_id, __ATOMIC_RELAXED),
+			.status = IBV_WC_WR_FLUSH_ERR,
+			.opcode = IBV_WC_RECV,
+			.qp_num = q->qpn,
+		};
+
+		droce_ring_cons_release(&q->rq, 1);
+		droce_tqp_complete(env, q->rcq, &e, false);
+	}
+	return n;
+}
+
+int droce_tqp_send(const struct droce_transport_env *env, struct droce_tqp *q, uint32_t now_us,
+		   int budget)
+{
+	switch (q->state) {
+	case IBV_QPS_RTS:
+		break;
+	case IBV_QPS_SQE:
+		return droce_tqp_flush_sq(env, q, budget);
+	case IBV_QPS_ERR: {
+		int n = droce_tqp_flush_sq(env, q, budget);
+
+		return n + droce_tqp_flush_rq(env, q, budget);
+	}
+	default:
+		return 0; /* SQD holds its WQEs; RESET/INIT/RTR take none */
+	}
+	if (q->type == IBV_QPT_UD)
+		return droce_ud_send(env, q, now_us, budget);
+	return -EOPNOTSUPP; /* RC and UC arrive with their requesters */
+}
+
+int droce_tqp_recv(const struct droce_transport_env *env, struct droce_tqp *q, struct rte_mbuf *m,
+		   const struct droce_pkt *pkt)
+{
+	/* a QP receives from RTR on (IBTA QP state table); RESET/INIT/ERR drop packets */
+	if (q->state == IBV_QPS_RESET || q->state == IBV_QPS_INIT || q->state == IBV_QPS_ERR) {
+		q->stats.bad_state_drop++;
+		rte_pktmbuf_free(m);
+		return -EINVAL;
+	}
+	if (q->type == IBV_QPT_UD)
+		return droce_ud_recv(env, q, m, pkt);
+	rte_pktmbuf_free(m);
+	return -EOPNOTSUPP;
+}
