@@ -57,6 +57,9 @@ struct droce_mr_table;
 /** The key table every MR and MW of this process is in (created on first use). */
 struct droce_mr_table *droce_engine_mr_table(void);
 
+/** The id a PD's objects and keys are checked against. */
+uint32_t droce_engine_pd_id(struct ibv_pd *pd);
+
 /** Where a QP's rings are. 0 or -EINVAL. */
 int droce_engine_qp_view(struct ibv_qp *qp, struct droce_qp_view *v);
 int droce_engine_cq_view(struct ibv_cq *cq, struct droce_cq_view *v);

@@ -18,6 +18,11 @@ struct droce_mr_table *droce_engine_mr_table(void)
 	return droce_verbs_mr_table();
 }
 
+uint32_t droce_engine_pd_id(struct ibv_pd *pd)
+{
+	return to_dpd(pd)->id;
+}
+
 int droce_engine_qp_view(struct ibv_qp *ibqp, struct droce_qp_view *v)
 {
 	struct droce_qp *qp;

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * droce's engine: the DPDK lcore that runs the ports and the transport of
+ * every QP, inside the application's process (the embedded engine) or inside
+ * droced. The verbs layer registers its objects here (control path, one call
+ * at a time, from any thread); the engine lcore applies each registration
+ * between two passes of its poll loop, so the data path takes no lock.
+ *
+ * Errors: 0 or -errno.
+ */
+#ifndef DROCE_ENGINE_H
+#define DROCE_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DROCE_ENGINE_PORTS_MAX 16
+#define DROCE_ENGINE_ADDR_MAX  8
+#define DROCE_ENGINE_NAME_MAX  64
+
+/** One port the engine runs. */
+struct droce_engine_port_conf {
+	char name[DROCE_ENGINE_NAME_MAX]; /**< the verbs device name, e.g. droce0 */
+	char device[256];                 /**< DPDK devargs / PCI address, or empty with link */
+	char link[DROCE_ENGINE_NAME_MAX]; /**< two ports with the same link name are joined
+					   *   back to back in this process (tests, demos) */
+	uint32_t mtu;                     /**< Ethernet MTU */
+	uint8_t mac[6];                   /**< the port's MAC (ring links; others keep the NIC's
+					   *   unless set) */
+	unsigned int n_ipv4, n_ipv6;
+	uint8_t ipv4[DROCE_ENGINE_ADDR_MAX][4];
+	uint8_t ipv6[DROCE_ENGINE_ADDR_MAX][16];
+};
+
+struct droce_engine_conf {
+	unsigned int n_ports;
+	struct droce_engine_port_conf port[DROCE_ENGINE_PORTS_MAX];
+	/** extra EAL arguments, blank separated (DROCE_EAL_ARGS), or NULL */
+	const char *eal_args;
+	/** microseconds the lcore sleeps after a run of idle loops (0: never sleeps) */
+	uint32_t idle_sleep_us;
+};
+
+struct droce_mr_table;
+
+/** Calls back into the verbs layer (its side of the shared control words). */
+struct droce_engine_hooks {
+	int (*cq_notify)(struct ibv_cq *cq, bool solicited);
+	int (*qp_error)(struct ibv_qp *qp, enum ibv_qp_state state, enum ibv_event_type event);
+	int (*srq_limit)(struct ibv_srq *srq, uint32_t left);
+};
+
+/**
+ * Start the engine in this process: the EAL (if it is not running yet), the
+ * ports, and one engine lcore. Idempotent while running.
+ * @return 0; -EINVAL for a bad configuration; -EALREADY if the EAL runs but
+ *   has no lcore to give; the DPDK error otherwise.
+ */
+int droce_engine_start(const struct droce_engine_conf *conf, const struct droce_engine_hooks *hooks,
+		       struct droce_mr_table *keys);
+
+/** Stop the lcore, close the ports, clean the EAL up (registered with atexit() too). */
+void droce_engine_stop(void);
+
+bool droce_engine_running(void);
+
+struct droce_engine_port_info {
+	bool link_up;
+	uint32_t speed_mbps;
+	uint8_t mac[6];
+	uint32_t mtu;
+};
+
+/** The state of the port named @p name. 0 or -ENOENT. */
+int droce_engine_port_info(const char *name, struct droce_engine_port_info *info);
+
+/* ---------------------------------------------------- objects (control path) */
+
+/** A CQ the engine writes completions into; @p id names it in droce_engine_qp_add(). */
+int droce_engine_cq_add(struct ibv_cq *cq, void *ring, size_t len, uint32_t *id);
+int droce_engine_cq_del(uint32_t id);
+
+int droce_engine_srq_add(struct ibv_srq *srq, void *ring, size_t len, uint32_t *id);
+int droce_engine_srq_del(uint32_t id);
+
+struct droce_engine_qp {
+	const char *port; /**< device name: the QP's port */
+	struct ibv_qp *qp;
+	uint32_t qpn;
+	enum ibv_qp_type type;
+	uint32_t pd;
+	void *sq_ring, *rq_ring; /**< rq_ring NULL on an SRQ */
+	size_t sq_len, rq_len;
+	uint32_t send_cq, recv_cq; /**< ids from droce_engine_cq_add() */
+	int32_t srq;               /**< id from droce_engine_srq_add(), or -1 */
+	bool sq_sig_all;
+};
+
+/** Register a QP (in RESET). -EOPNOTSUPP for a QP type the transport does not run yet. */
+int droce_engine_qp_add(const struct droce_engine_qp *d);
+int droce_engine_qp_modify(uint32_t qpn, const struct ibv_qp_attr *attr, int mask,
+			   enum ibv_qp_state state);
+int droce_engine_qp_del(uint32_t qpn);
+
+int droce_engine_ah_add(uint32_t id, uint32_t pd, const struct ibv_ah_attr *attr);
+int droce_engine_ah_del(uint32_t id);
+
+/** Counters of the engine lcore. */
+struct droce_engine_stats {
+	uint64_t loops;
+	uint64_t busy_loops;
+	uint64_t rx_pkts;
+	uint64_t rx_not_roce;
+	uint64_t rx_no_qp;         /**< RoCE packets for a QPN nobody has */
+	uint64_t parse_errors[32]; /**< by enum droce_parse_status */
+	uint64_t tx_pkts;
+};
+
+void droce_engine_stats_get(struct droce_engine_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DROCE_ENGINE_H */

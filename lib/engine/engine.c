@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Starting and stopping the engine: the EAL (with an lcore for the engine and
+ * the application's own thread left unpinned), the ports and their neighbour
+ * tables, and the engine lcore.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+
+#include "engine_priv.h"
+
+struct engine droce_engine = {.ctl_lock = PTHREAD_MUTEX_INITIALIZER};
+
+#define EAL_ARGS_MAX 32
+
+static long free_hugepages(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[128];
+	long n = 0;
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "HugePages_Free: %ld", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/*
+ * EAL arguments of the embedded engine: its own file prefix, no PCI scan
+ * unless asked, hugepages when the machine has free ones, main lcore 0 on
+ * every CPU (the application's thread keeps its affinity) and lcore 1 for the
+ * engine on the last CPU. DROCE_EAL_ARGS adds to or overrides these.
+ */
+static int eal_start(struct engine *e)
+{
+	static char args[EAL_ARGS_MAX][128];
+	char *argv[EAL_ARGS_MAX];
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	const char *no_huge = getenv("DROCE_NO_HUGE");
+	int argc = 0;
+
+	if (ncpu < 1)
+		ncpu = 1;
+	snprintf(e->file_prefix, sizeof(e->file_prefix), "droce-%d", (int)getpid());
+#define ARG(...) snprintf(args[argc], sizeof(args[0]), __VA_ARGS__), argv[argc] = args[argc], argc++
+	ARG("droce");
+	ARG("--file-prefix=%s", e->file_prefix);
+	ARG("--no-telemetry");
+	ARG("--log-level=error");
+	ARG("--lcores=0@(0-%ld),1@%ld", ncpu - 1, ncpu - 1);
+	if ((no_huge == NULL || strcmp(no_huge, "1") != 0) && free_hugepages() >= 128) {
+		ARG("--huge-unlink");
+		ARG("-m");
+		ARG("256");
+	} else {
+		ARG("--no-huge");
+		ARG("-m");
+		ARG("256");
+	}
+	if (e->conf.eal_args == NULL || strstr(e->conf.eal_args, "-a ") == NULL)
+		ARG("--no-pci");
+	if (e->conf.eal_args != NULL) {
+		char copy[1024], *tok, *save = NULL;
+
+		snprintf(copy, sizeof(copy), "%s", e->conf.eal_args);
+		for (tok = strtok_r(copy, " \t", &save); tok != NULL && argc < EAL_ARGS_MAX;
+		     tok = strtok_r(NULL, " \t", &save))
+			ARG("%s", tok);
+	}
+#undef ARG
+	if (rte_eal_init(argc, argv) < 0)
+		return rte_errno == EALREADY ? -EALREADY : -rte_errno;
+	e->eal_ours = true;
+	return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* Open a port, its neighbour table and the addresses the transport sends from. */
+static int port_start(struct engine *e, struct engine_port *p)
+{
+	struct droce_port_conf pc = {.nb_queues = 1, .mtu = p->conf.mtu, .socket = SOCKET_ID_ANY};
+	struct droce_neigh_cfg nc;
+	char ring_name[RTE_ETH_NAME_MAX_LEN];
+	unsigned int i;
+	int rc;
+
+	if (p->conf.link[0] != '\0') {
+		snprintf(ring_name, sizeof(ring_name), "net_ring_%.54s", p->conf.name);
+		pc.device = ring_name;
+	} else {
+		pc.device = p->conf.device;
+	}
+	rc = droce_port_open(&p->port, &pc);
+	if (rc != 0)
+		return rc;
+	if (p->conf.link[0] != '\0' || memcmp(p->conf.mac, "\0\0\0\0\0\0", 6) != 0) {
+		/* ring links have no MAC of their own: use the configured one */
+		memcpy(p->port.mac.addr_bytes, p->conf.mac, 6);
+		rte_eth_dev_default_mac_addr_set(p->port.port_id, &p->port.mac);
+	}
+	droce_neigh_cfg_init(&nc);
+	memcpy(nc.mac, p->port.mac.addr_bytes, 6);
+	memcpy(p->addr.mac, p->port.mac.addr_bytes, 6);
+	/* the same GID table the verbs device shows: link-local, IPv4-mapped, IPv6 */
+	p->addr.gid[0].raw[0] = 0xfe;
+	p->addr.gid[0].raw[1] = 0x80;
+	p->addr.gid[0].raw[8] = p->addr.mac[0] ^ 0x02;
+	p->addr.gid[0].raw[9] = p->addr.mac[1];
+	p->addr.gid[0].raw[10] = p->addr.mac[2];
+	p->addr.gid[0].raw[11] = 0xff;
+	p->addr.gid[0].raw[12] = 0xfe;
+	memcpy(&p->addr.gid[0].raw[13], &p->addr.mac[3], 3);
+	p->addr.gid_count = 1;
+	for (i = 0; i < p->conf.n_ipv4; i++) {
+		union ibv_gid *g = &p->addr.gid[p->addr.gid_count++];
+
+		g->raw[10] = 0xff;
+		g->raw[11] = 0xff;
+		memcpy(&g->raw[12], p->conf.ipv4[i], 4);
+		droce_neigh_ip_from_ipv4(nc.addr[nc.addr_count++], p->conf.ipv4[i]);
+	}
+	for (i = 0; i < p->conf.n_ipv6; i++) {
+		memcpy(p->addr.gid[p->addr.gid_count++].raw, p->conf.ipv6[i], 16);
+		memcpy(nc.addr[nc.addr_count++], p->conf.ipv6[i], 16);
+	}
+	/* payload bytes per packet: the largest IB MTU the Ethernet MTU holds */
+	p->addr.mtu_bytes = 256;
+	while (p->addr.mtu_bytes < 4096 &&
+	       p->addr.mtu_bytes * 2 + 20 + 8 + 12 + 28 + 4 <= p->port.mtu)
+		p->addr.mtu_bytes *= 2;
+	rc = droce_neigh_create(&nc, &p->neigh);
+	if (rc != 0) {
+		droce_port_close(&p->port);
+		return rc;
+	}
+	engine_env_init(e, p);
+	return 0;
+}
+
+static int links_create(struct engine *e)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < e->conf.n_ports; i++) {
+		const struct droce_engine_port_conf *a = &e->conf.port[i];
+
+		if (a->link[0] == '\0')
+			continue;
+		for (j = i + 1; j < e->conf.n_ports; j++) {
+			const struct droce_engine_port_conf *b = &e->conf.port[j];
+
+			if (strcmp(a->link, b->link) == 0) {
+				int rc = droce_port_ring_pair(a->name, b->name, 1);
+
+				if (rc != 0)
+					return rc;
+				break;
+			}
+		}
+		if (j == e->conf.n_ports) {
+			/* a link needs both ends: look back for the first end */
+			for (j = 0; j < i; j++)
+				if (strcmp(a->link, e->conf.port[j].link) == 0)
+					break;
+			if (j == i)
+				return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static void engine_teardown(struct engine *e)
+{
+	unsigned int i;
+
+	for (i = 0; i < e->n_ports; i++) {
+		droce_neigh_free(e->ports[i].neigh);
+		droce_port_close(&e->ports[i].port);
+	}
+	e->n_ports = 0;
+	for (i = 0; i < ENGINE_QPS_MAX; i++) {
+		free(e->qps[i]);
+		e->qps[i] = NULL;
+	}
+	e->n_qps = 0;
+	e->n_list = 0;
+	free(e->ahs);
+	e->ahs = NULL;
+}
+
+int droce_engine_start(const struct droce_engine_conf *conf, const struct droce_engine_hooks *hooks,
+		       struct droce_mr_table *keys)
+{
+	struct engine *e = &droce_engine;
+	unsigned int i;
+	int rc;
+
+	if (conf == NULL || hooks == NULL || keys == NULL || conf->n_ports == 0 ||
+	    conf->n_ports > DROCE_ENGINE_PORTS_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&e->ctl_lock);
+	if (e->running) {
+		pthread_mutex_unlock(&e->ctl_lock);
+		return 0;
+	}
+	e->conf = *conf;
+	e->hooks = *hooks;
+	e->keys = keys;
+	e->ahs = calloc(ENGINE_AHS_MAX, sizeof(*e->ahs));
+	rc = e->ahs == NULL ? -ENOMEM : 0;
+	if (rc == 0) {
+		/* an application that runs the EAL itself lends the engine an lcore */
+		rc = eal_start(e);
+		if (rc == -EALREADY)
+			rc = 0;
+	}
+	if (rc == 0) {
+		e->lcore = rte_get_next_lcore(rte_get_main_lcore(), 1, 0);
+		if (e->lcore >= RTE_MAX_LCORE)
+			rc = -EALREADY;
+	}
+	if (rc == 0)
+		rc = links_create(e);
+	for (i = 0; rc == 0 && i < conf->n_ports; i++) {
+		e->ports[i].conf = conf->port[i];
+		rc = port_start(e, &e->ports[i]);
+		if (rc == 0)
+			e->n_ports++;
+	}
+	if (rc == 0) {
+		e->hz_per_us = rte_get_timer_hz() / 1000000;
+		if (e->hz_per_us == 0)
+			e->hz_per_us = 1;
+		__atomic_store_n(&e->running, true, __ATOMIC_RELEASE);
+		rc = rte_eal_remote_launch(engine_lcore_main, e, e->lcore);
+		if (rc != 0)
+			__atomic_store_n(&e->running, false, __ATOMIC_RELEASE);
+	}
+	if (rc != 0)
+		engine_teardown(e);
+	pthread_mutex_unlock(&e->ctl_lock);
+	if (rc == 0)
+		atexit(droce_engine_stop);
+	return rc;
+}
+
+void droce_engine_stop(void)
+{
+	struct engine *e = &droce_engine;
+	char dir[256];
+
+	pthread_mutex_lock(&e->ctl_lock);
+	if (!e->running) {
+		pthread_mutex_unlock(&e->ctl_lock);
+		return;
+	}
+	__atomic_store_n(&e->running, false, __ATOMIC_RELEASE);
+	rte_eal_wait_lcore(e->lcore);
+	engine_teardown(e);
+	if (e->eal_ours) {
+		rte_eal_cleanup();
+		const char *run = getuid() == 0 ? "/var/run" : getenv("XDG_RUNTIME_DIR");
+
+		snprintf(dir, sizeof(dir), "%.150s/dpdk/%.63s", run != NULL ? run : "/tmp",
+			 e->file_prefix);
+		nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+		e->eal_ours = false;
+	}
+	pthread_mutex_unlock(&e->ctl_lock);
+}
+
+bool droce_engine_running(void)
+{
+	return __atomic_load_n(&droce_engine.running, __ATOMIC_ACQUIRE);
+}
+
+int droce_engine_port_info(const char *name, struct droce_engine_port_info *info)
+{
+	struct engine *e = &droce_engine;
+
+	if (!droce_engine_running())
+		return -ENODEV;
+	for (unsigned int i = 0; i < e->n_ports; i++) {
+		struct engine_port *p = &e->ports[i];
+
+		if (strcmp(p->conf.name, name) != 0)
+			continue;
+		info->link_up = droce_port_link_up(&p->port);
+		info->speed_mbps = droce_port_link_speed(&p->port);
+		memcpy(info->mac, p->port.mac.addr_bytes, 6);
+		info->mtu = p->port.mtu;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+void droce_engine_stats_get(struct droce_engine_stats *stats)
+{
+	/* counters are written by the lcore only: a torn 64-bit read is not possible on x86-64 */
+	memcpy(stats, &droce_engine.stats, sizeof(*stats));
+}

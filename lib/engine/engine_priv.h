@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* lib/engine private declarations. */
+#ifndef DROCE_ENGINE_PRIV_H
+#define DROCE_ENGINE_PRIV_H
+
+#include <pthread.h>
+
+#include "droce_engine.h"
+#include "droce_neigh.h"
+#include "droce_port.h"
+#include "droce_transport.h"
+#include "droce_wire_pkt.h"
+
+#define ENGINE_QPS_MAX  16384 /* open-addressing table: twice the QPs it holds */
+#define ENGINE_CQS_MAX  16384
+#define ENGINE_SRQS_MAX 4096
+#define ENGINE_AHS_MAX  65536
+
+/** One port run by the engine. */
+struct engine_port {
+	struct droce_engine_port_conf conf;
+	struct droce_port port;
+	struct droce_neigh *neigh;
+	struct droce_tport_addr addr; /* what the transport builds packets from */
+	struct droce_transport_env env;
+};
+
+struct engine_qp {
+	struct droce_tqp tqp;
+	struct engine_port *port;
+	struct ibv_qp *qp;
+	int32_t srq;
+	unsigned int list_idx; /* position in engine.list */
+};
+
+struct engine_srq {
+	struct droce_ring_cons ring;
+	struct ibv_srq *srq;
+	bool used;
+};
+
+struct engine_cq {
+	struct droce_tcq tcq;
+	bool used;
+};
+
+/** Control commands, applied by the lcore between two loop passes. */
+enum engine_cmd_type {
+	CMD_NONE,
+	CMD_CQ_ADD,
+	CMD_CQ_DEL,
+	CMD_SRQ_ADD,
+	CMD_SRQ_DEL,
+	CMD_QP_ADD,
+	CMD_QP_MODIFY,
+	CMD_QP_DEL,
+	CMD_AH_ADD,
+	CMD_AH_DEL,
+};
+
+struct engine_cmd {
+	enum engine_cmd_type type;
+	uint32_t id;
+	void *obj;
+	void *ring;
+	size_t len;
+	const struct droce_engine_qp *qp;
+	const struct ibv_qp_attr *attr;
+	int mask;
+	enum ibv_qp_state state;
+	uint32_t pd;
+	const struct ibv_ah_attr *ah;
+	int result;
+};
+
+struct engine {
+	bool running;  /* the lcore runs (written by the control path) */
+	bool eal_ours; /* droce initialised the EAL and cleans it up */
+	unsigned int lcore;
+	char file_prefix[64];
+	struct droce_engine_conf conf;
+	struct droce_engine_hooks hooks;
+	struct droce_mr_table *keys;
+	unsigned int n_ports;
+	struct engine_port ports[DROCE_ENGINE_PORTS_MAX];
+	/* objects, touched by the lcore only (the control path goes through commands) */
+	struct engine_qp *qps[ENGINE_QPS_MAX]; /* by QPN (open addressing) */
+	unsigned int n_qps;
+	struct engine_qp *list[ENGINE_QPS_MAX / 2]; /* dense, for the send pass */
+	unsigned int n_list;
+	struct engine_cq cqs[ENGINE_CQS_MAX];
+	struct engine_srq srqs[ENGINE_SRQS_MAX];
+	struct droce_tah *ahs; /* ENGINE_AHS_MAX entries */
+	/* control: one command at a time, handed over through 'pending' */
+	pthread_mutex_t ctl_lock;
+	struct engine_cmd *pending; /* control path stores (release), lcore clears (release) */
+	struct droce_engine_stats stats;
+	uint64_t hz_per_us;
+};
+
+extern struct engine droce_engine;
+
+/* engine_ctl.c */
+int engine_cmd_run(struct engine_cmd *cmd);
+void engine_cmd_apply(struct engine *e);
+struct engine_qp *engine_qp_find(struct engine *e, uint32_t qpn);
+
+/* engine_loop.c */
+int engine_lcore_main(void *arg);
+void engine_env_init(struct engine *e, struct engine_port *p);
+
+#endif /* DROCE_ENGINE_PRIV_H */
