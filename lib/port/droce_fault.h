@@ -119,7 +119,8 @@ struct droce_fault_rule {
 	} delay;
 	struct {
 		enum droce_fault_region region;
-		uint32_t offset; /**< byte offset from the region's start, or DROCE_FAULT_OFFSET_RANDOM */
+		uint32_t offset; /**< byte offset from the region's start, or
+				    DROCE_FAULT_OFFSET_RANDOM */
 		uint8_t bit;     /**< 0..7 (mask 1 << bit), or DROCE_FAULT_BIT_RANDOM */
 	} corrupt;
 };
@@ -136,10 +137,11 @@ struct droce_fault_conf {
 
 /** Counters of an injector: plain per-lcore counts, read with droce_fault_stats_get(). */
 struct droce_fault_stats {
-	uint64_t rx_pkts;  /**< packets offered to droce_fault_process_burst() */
-	uint64_t tx_pkts;  /**< packets handed out by every call (duplicates and released included) */
+	uint64_t rx_pkts; /**< packets offered to droce_fault_process_burst() */
+	uint64_t
+		tx_pkts; /**< packets handed out by every call (duplicates and released included) */
 	uint64_t injected[DROCE_FAULT_KIND_COUNT]; /**< packets each kind was applied to */
-	uint64_t held;             /**< packets that entered the hold queue */
+	uint64_t held;                             /**< packets that entered the hold queue */
 	uint64_t released;         /**< held packets handed out (any reason, drain included) */
 	uint64_t hold_full;        /**< held packets released early because the queue was full */
 	uint64_t reorder_timeout;  /**< reordered packets released by reorder.max_ticks */
@@ -161,7 +163,8 @@ struct droce_fault_rule_stats {
 struct droce_fault;
 
 /**
- * Create an injector with no rules.
+ * Create an injector with no rules, in DPDK's heap (rte_zmalloc_socket()): the
+ * EAL must be running. The burst calls take a valid injector and do not check it.
  * @return 0 and *@p fp set; -EINVAL (@p conf or @p fp NULL, hold_cap above
  *         DROCE_FAULT_HOLD_MAX); -ENOMEM.
  */
