@@ -93,15 +93,16 @@ static_assert(sizeof(struct droce_timer) == 32, "a timer is half a cache line");
  * About 6.5 KiB.
  */
 struct droce_timer_wheel {
-	uint64_t now;       /**< latest now given to init or run; read-only */
-	uint64_t base;      /**< now at init: the origin of the slot grid; read-only */
-	uint64_t cur;       /**< private: next level-0 slot unit to process */
-	uint64_t next_unit; /**< private: lower bound of the next unit with work */
-	uint64_t armed;     /**< timers armed and not yet fired; read-only */
-	uint64_t fired;     /**< counter: timers fired */
-	uint64_t cascaded;  /**< counter: timers moved from one level to a lower one */
-	uint32_t shift;     /**< log2 of the granularity; read-only */
-	uint32_t reserved;  /**< zero */
+	uint64_t now;        /**< latest now given to init or run; read-only */
+	uint64_t base;       /**< now at init: the origin of the slot grid; read-only */
+	uint64_t cur;        /**< private: next level-0 slot unit to process */
+	uint64_t next_unit;  /**< private: lower bound of the next unit with work */
+	uint64_t armed;      /**< timers armed and not yet fired; read-only */
+	uint64_t fired;      /**< counter: timers fired */
+	uint64_t cascaded;   /**< counter: timers moved from one level to a lower one */
+	uint32_t shift;      /**< log2 of the granularity; read-only */
+	bool next_exact;     /**< private: next_unit is the next unit with work, not a bound */
+	uint8_t reserved[3]; /**< zero */
 	uint64_t occupied[DROCE_TIMER_LEVELS]; /**< private: bit s set iff slot s holds timers */
 	struct droce_timer_link due;           /**< private: due, fired by the current run */
 	struct droce_timer_link pending;       /**< private: armed for a tick already reached */

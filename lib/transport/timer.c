@@ -129,8 +129,11 @@ static inline void timer_unlink(struct droce_timer_wheel *w, struct droce_timer 
 	if (t->where == WHERE_DUE)
 		return;
 	level = t->where - 1u;
-	if (link_empty(&w->slots[level][t->slot]))
+	if (link_empty(&w->slots[level][t->slot])) {
 		w->occupied[level] &= ~(UINT64_C(1) << t->slot);
+		/* a slot that still holds timers keeps its activation; an emptied one may not */
+		w->next_exact = false;
+	}
 }
 
 /* The earliest activation unit (>= cur) of any slot, or UINT64_MAX when all are empty. */
@@ -204,6 +207,7 @@ int droce_timer_wheel_init(struct droce_timer_wheel *w, uint64_t now, uint64_t g
 	w->shift = 63u - (unsigned int)__builtin_clzll(granularity);
 	w->cur = 1; /* unit 0 is now itself: nothing can be due in it */
 	w->next_unit = UINT64_MAX;
+	w->next_exact = true;
 	link_init(&w->due);
 	link_init(&w->pending);
 	for (k = 0; k < DROCE_TIMER_LEVELS; k++)
@@ -250,8 +254,7 @@ int droce_timer_cancel(struct droce_timer_wheel *w, struct droce_timer *t)
 int droce_timer_wheel_run(struct droce_timer_wheel *w, uint64_t now, droce_timer_cb_t cb, void *arg,
 			  unsigned int max)
 {
-	uint64_t target, unit = UINT64_MAX;
-	bool scanned = false;
+	uint64_t target, unit;
 	unsigned int slot;
 	int n = 0;
 
@@ -285,12 +288,16 @@ int droce_timer_wheel_run(struct droce_timer_wheel *w, uint64_t now, droce_timer
 		}
 		if (w->cur > target)
 			break;
-		unit = wheel_scan(w);
+		unit = w->next_exact ? w->next_unit : wheel_scan(w);
 		if (unit > target) {
+			/* moving cur up to target + 1 changes no slot's activation */
 			w->cur = target + 1;
-			scanned = true; /* moving cur up to unit's block changes no activation */
+			w->next_unit = unit;
+			w->next_exact = true;
 			break;
 		}
+		/* the cascade and the splice change the slots: scan again after them */
+		w->next_exact = false;
 		/* jump over the empty units: nothing to cascade or fire there */
 		w->cur = unit;
 		wheel_cascade(w);
@@ -301,7 +308,10 @@ int droce_timer_wheel_run(struct droce_timer_wheel *w, uint64_t now, droce_timer
 		}
 		w->cur = unit + 1;
 	}
-	w->next_unit = scanned ? unit : wheel_scan(w);
+	if (!w->next_exact) {
+		w->next_unit = wheel_scan(w);
+		w->next_exact = true;
+	}
 	return n;
 }
 
@@ -313,7 +323,7 @@ uint64_t droce_timer_wheel_next(const struct droce_timer_wheel *w)
 		return UINT64_MAX;
 	if (!link_empty(&w->due) || !link_empty(&w->pending))
 		return 0;
-	unit = wheel_scan(w);
+	unit = w->next_exact ? w->next_unit : wheel_scan(w);
 	rel_now = w->now - w->base;
 	/* beyond 64 bits of ticks: answer as far as they go, below the "empty" UINT64_MAX */
 	at = unit > ((UINT64_MAX - 1) >> w->shift) ? UINT64_MAX - 1 : unit << w->shift;

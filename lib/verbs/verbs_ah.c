@@ -119,6 +119,37 @@ static void ipv4_mapped(union ibv_gid *gid, const void *addr4)
 	memcpy(&gid->raw[12], addr4, 4);
 }
 
+/* RFC 791: the one's complement sum of a valid header, checksum included, is 0xffff. */
+static bool ip4_checksum_ok(const uint8_t *h)
+{
+	uint32_t sum = 0;
+	int i;
+
+	for (i = 0; i < 20; i += 2)
+		sum += (uint32_t)h[i] << 8 | h[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
+/*
+ * Which IP header the GRH area holds: 4, 6, or 0 for neither. An IPv6 header
+ * starts with version 6; a RoCEv2 IPv4 header (no options: 0x45) sits in the
+ * last 20 bytes. Either can look like the other (the first 20 bytes of an IPv4
+ * area are undefined; byte 20 of an IPv6 area is inside its source address):
+ * when both match, the IPv4 header checksum decides, as rdma-core does.
+ */
+static int grh_ip_version(const struct ibv_grh *grh)
+{
+	const uint8_t *ip4 = (const uint8_t *)grh + 20;
+	bool v6 = (ntohl(grh->version_tclass_flow) >> 28) == 6;
+	bool v4 = ip4[0] == 0x45;
+
+	if (v4 && v6)
+		return ip4_checksum_ok(ip4) ? 4 : 6;
+	return v4 ? 4 : v6 ? 6 : 0;
+}
+
 /*
  * The 40-byte GRH area of a UD receive holds the packet's IPv6 header, or for
  * IPv4 its 20-byte IPv4 header in the last 20 bytes (after 20 undefined ones).
@@ -130,14 +161,19 @@ int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ib
 	const struct droce_device *d = to_dctx(context)->dev;
 	const uint8_t *ip4 = (const uint8_t *)grh + 20;
 	union ibv_gid local;
-	int idx;
+	int idx, version;
 
 	if (port_num != 1 || !(wc->wc_flags & IBV_WC_GRH)) {
 		errno = EINVAL;
 		return -1;
 	}
+	version = grh_ip_version(grh);
+	if (version == 0) {
+		errno = EPROTONOSUPPORT; /* neither IPv4 nor IPv6: not a RoCEv2 packet */
+		return -1;
+	}
 	memset(ah_attr, 0, sizeof(*ah_attr));
-	if ((ip4[0] >> 4) == 4 && (ip4[0] & 0x0f) == 5) {
+	if (version == 4) {
 		ipv4_mapped(&ah_attr->grh.dgid, ip4 + 12);
 		ipv4_mapped(&local, ip4 + 16);
 		ah_attr->grh.hop_limit = 0xff;

@@ -34,7 +34,7 @@ static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
 	unsigned long v;
 
 	errno = 0;
-	v = strtoul(s, &end, 0);
+	v = strtoul(s, &end, 10); /* decimal: "01500" is 1500, not octal */
 	if (errno != 0 || *s == '\0' || *end != '\0' || v < min || v > max)
 		return -EINVAL;
 	*out = (uint32_t)v;

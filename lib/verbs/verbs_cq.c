@@ -182,6 +182,13 @@ int ibv_destroy_cq(struct ibv_cq *ibcq)
 
 	if (__atomic_load_n(&cq->users, __ATOMIC_ACQUIRE) != 0)
 		return EBUSY;
+	/* no async event names a freed CQ, and every reported one is acked (libibverbs) */
+	droce_async_forget(ibcq->context, ibcq);
+	pthread_mutex_lock(&cq->ibcq.mutex);
+	while (cq->ibcq.async_events_completed !=
+	       __atomic_load_n(&cq->async_reported, __ATOMIC_RELAXED))
+		pthread_cond_wait(&cq->ibcq.cond, &cq->ibcq.mutex);
+	pthread_mutex_unlock(&cq->ibcq.mutex);
 	if (ibcq->channel != NULL) {
 		struct droce_comp_channel *ch = to_dch(ibcq->channel);
 

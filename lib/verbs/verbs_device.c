@@ -178,7 +178,12 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 		return NULL;
 	}
 	c->dev = to_ddev(device);
-	c->async_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	/*
+	 * Semaphore mode: one count per queued event, so the fd stays readable
+	 * while events remain. Blocking, as libibverbs' async_fd: the application
+	 * sets O_NONBLOCK itself (ibv_get_async_event(3)).
+	 */
+	c->async_efd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
 	if (c->async_efd < 0) {
 		free(c);
 		return NULL;
@@ -237,11 +242,11 @@ static void fill_device_attr(const struct droce_device *d, struct ibv_device_att
 	a->hw_ver = 1;
 	a->max_qp = DROCE_MAX_QP;
 	a->max_qp_wr = DROCE_MAX_QP_WR;
+	/* no IBV_DEVICE_SRQ_RESIZE: ibv_modify_srq(IBV_SRQ_MAX_WR) is refused (doc/verbs.md) */
 	a->device_cap_flags = IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR |
 			      IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN |
-			      IBV_DEVICE_SRQ_RESIZE | IBV_DEVICE_CHANGE_PHY_PORT |
-			      IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B |
-			      IBV_DEVICE_MEM_MGT_EXTENSIONS;
+			      IBV_DEVICE_CHANGE_PHY_PORT | IBV_DEVICE_MEM_WINDOW |
+			      IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_MEM_MGT_EXTENSIONS;
 	a->max_sge = DROCE_MAX_SGE;
 	a->max_sge_rd = DROCE_MAX_SGE_RD;
 	a->max_cq = DROCE_MAX_CQ;
@@ -279,6 +284,8 @@ static int query_device_ex(struct ibv_context *context,
 	memset(&a, 0, sizeof(a));
 	fill_device_attr(to_dctx(context)->dev, &a.orig_attr);
 	a.phys_port_cnt_ex = 1;
+	/* a caller built with a newer, larger struct gets zeros past what droce knows */
+	memset(attr, 0, attr_size);
 	memcpy(attr, &a, attr_size < sizeof(a) ? attr_size : sizeof(a));
 	return 0;
 }
@@ -331,6 +338,8 @@ static int query_port(struct ibv_context *context, uint8_t port_num,
 	if (port_num != 1)
 		return EINVAL;
 	fill_port_attr(to_dctx(context)->dev, &a);
+	/* a caller built with a newer, larger struct gets zeros past what droce knows */
+	memset(port_attr, 0, port_attr_len);
 	memcpy(port_attr, &a, port_attr_len < sizeof(a) ? port_attr_len : sizeof(a));
 	return 0;
 }
@@ -340,15 +349,14 @@ static int query_port(struct ibv_context *context, uint8_t port_num,
 int ibv_query_port(struct ibv_context *context, uint8_t port_num,
 		   struct _compat_ibv_port_attr *port_attr)
 {
-	/* the compat struct is the prefix of struct ibv_port_attr up to link_layer */
+	/* the compat struct is the prefix of struct ibv_port_attr up to flags */
 	int rc = query_port(context, port_num, (struct ibv_port_attr *)port_attr,
-			    offsetof(struct ibv_port_attr, flags));
+			    offsetof(struct ibv_port_attr, flags) + sizeof(uint8_t));
 
-	if (rc != 0) {
+	/* libibverbs: 0 or the errno value, as the inline wrapper returns */
+	if (rc != 0)
 		errno = rc;
-		return -1;
-	}
-	return 0;
+	return rc;
 }
 
 int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index, union ibv_gid *gid)
@@ -383,8 +391,10 @@ int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t g
 	const struct droce_device *d = to_dctx(context)->dev;
 	struct ibv_gid_entry e;
 
-	if (flags != 0 || port_num != 1 || entry_size < sizeof(e))
+	if (flags != 0 || port_num != 1 || entry_size < sizeof(e) ||
+	    gid_index >= DROCE_GID_TABLE_LEN)
 		return EINVAL;
+	/* an entry of the table (gid_tbl_len) holding no GID, as the kernel answers */
 	if (gid_index >= d->gid_count)
 		return ENODATA;
 	fill_gid_entry(d, gid_index, &e);

@@ -40,10 +40,19 @@ struct droce_mr_table *droce_verbs_mr_table(void)
 	return t;
 }
 
-/* Optional access bits (relaxed ordering and the like) are hints droce may ignore. */
-static unsigned int required_access(unsigned int access)
+/*
+ * Access bits as the key table takes them. Hints droce may ignore are dropped:
+ * the optional range (relaxed ordering and the like) and HUGETLB, which only
+ * matters to on-demand paging (the kernel accepts and ignores it otherwise).
+ * On-demand paging itself is not offered: EOPNOTSUPP, as the kernel answers
+ * for a device without it. Every other bit is the key table's to judge.
+ */
+static int required_access(unsigned int access, unsigned int *out)
 {
-	return access & ~(unsigned int)IBV_ACCESS_OPTIONAL_RANGE;
+	if (access & IBV_ACCESS_ON_DEMAND)
+		return EOPNOTSUPP;
+	*out = access & ~((unsigned int)IBV_ACCESS_OPTIONAL_RANGE | IBV_ACCESS_HUGETLB);
+	return 0;
 }
 
 struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
@@ -52,8 +61,14 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, ui
 	struct droce_mr_table *t = droce_verbs_mr_table();
 	struct droce_mr_keys keys;
 	struct droce_mr *mr;
+	unsigned int acc;
 	int rc;
 
+	rc = required_access(access, &acc);
+	if (rc != 0) {
+		errno = rc;
+		return NULL;
+	}
 	if (t == NULL) {
 		errno = ENOMEM;
 		return NULL;
@@ -63,7 +78,7 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, ui
 		errno = ENOMEM;
 		return NULL;
 	}
-	rc = droce_mr_reg(t, to_dpd(pd)->id, addr, length, iova, required_access(access), 0, &keys);
+	rc = droce_mr_reg(t, to_dpd(pd)->id, addr, length, iova, acc, 0, &keys);
 	if (rc != 0) {
 		free(mr);
 		errno = -rc;
@@ -112,12 +127,28 @@ int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr, 
 	struct droce_mr_table *t = droce_verbs_mr_table();
 	struct ibv_pd *new_pd = (flags & IBV_REREG_MR_CHANGE_PD) ? pd : ibmr->pd;
 	struct droce_mr_keys keys;
+	unsigned int acc = 0;
 	int rc;
 
-	if (t == NULL || (flags & IBV_REREG_MR_CHANGE_PD && pd == NULL))
+	/*
+	 * Input errors, as libibverbs detects them before the provider: unknown
+	 * flags, a translation without a range, access bits without
+	 * CHANGE_ACCESS, a new PD that is missing or of another context.
+	 */
+	if ((flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
+	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (addr == NULL || length == 0)) ||
+	    (access != 0 && !(flags & IBV_REREG_MR_CHANGE_ACCESS)) ||
+	    ((flags & IBV_REREG_MR_CHANGE_PD) && (pd == NULL || pd->context != ibmr->context))) {
+		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
+	}
+	rc = required_access((unsigned int)access, &acc);
+	if (rc != 0 || t == NULL) {
+		errno = rc != 0 ? rc : ENOMEM;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
 	rc = droce_mr_rereg(t, ibmr->lkey, (unsigned int)flags, to_dpd(new_pd)->id, addr, length,
-			    (uintptr_t)addr, required_access((unsigned int)access), &keys);
+			    (uintptr_t)addr, acc, &keys);
 	if (rc != 0) {
 		errno = -rc;
 		return IBV_REREG_MR_ERR_INPUT; /* the old MR is still valid */

@@ -164,6 +164,7 @@ struct droce_cq {
 	struct droce_cqe cur;     /* extended CQ: the entry being read */
 	uint32_t users;           /* QPs and SRQs completing to it (atomic) */
 	uint32_t events_reported; /* channel events handed out by ibv_get_cq_event() */
+	uint32_t async_reported;  /* async events handed out by ibv_get_async_event() */
 };
 
 static inline struct droce_cq *to_dcq(struct ibv_cq *cq)
@@ -228,8 +229,9 @@ struct droce_srq {
 	pthread_spinlock_t lock;
 	uint32_t slot_size;
 	uint32_t max_wr, max_sge;
-	uint32_t arm_seq; /* private copy of ctl->arm_seq */
-	uint32_t users;   /* QPs attached (atomic) */
+	uint32_t arm_seq;        /* private copy of ctl->arm_seq */
+	uint32_t users;          /* QPs attached (atomic) */
+	uint32_t async_reported; /* async events handed out by ibv_get_async_event() */
 };
 
 static inline struct droce_srq *to_dsrq(struct ibv_srq *s)
@@ -274,6 +276,7 @@ struct droce_qp {
 	uint32_t wr_pending; /* WQEs built, not yet published */
 	int wr_err;          /* first error of the session */
 	struct droce_send_wqe *wr_cur;
+	uint32_t async_reported; /* async events handed out by ibv_get_async_event() */
 };
 
 static inline struct droce_qp *to_dqp(struct ibv_qp *qp)
@@ -362,6 +365,13 @@ int droce_mw_bind_encode(const struct droce_qp *qp, struct ibv_mw *mw, uint32_t 
 /** Queue an async event on its context and wake async_fd: for the engine. 0 or -errno. */
 int droce_async_push(struct ibv_context *context, const struct ibv_async_event *ev);
 void droce_async_fini(struct droce_context *c);
+/**
+ * Before a QP, CQ or SRQ is freed: drop its events not yet taken from the
+ * context's queue (and their counts on async_fd), so that no event names a
+ * freed object. The caller then waits for the acknowledgement of the events
+ * already handed out (the object's async_reported), as libibverbs does.
+ */
+void droce_async_forget(struct ibv_context *context, const void *object);
 
 /* ------------------------------------------------------------ verbs_sysfs.c */
 

@@ -81,10 +81,12 @@ static int check_init_attr(struct ibv_context *context, const struct ibv_qp_init
 /* Lay out control words and both rings in one shared mapping. */
 static int qp_rings(struct droce_qp *qp, const struct ibv_qp_init_attr_ex *a)
 {
+	/* with an SRQ the receive caps are ignored (ibv_create_qp(3)) and were not checked */
+	uint32_t recv_wr = a->srq == NULL && a->cap.max_recv_wr ? a->cap.max_recv_wr : 1;
 	uint32_t sq_slots = pow2_at_least(a->cap.max_send_wr ? a->cap.max_send_wr : 1);
-	uint32_t rq_slots = pow2_at_least(a->cap.max_recv_wr ? a->cap.max_recv_wr : 1);
+	uint32_t rq_slots = pow2_at_least(recv_wr);
 	uint32_t send_sge = a->cap.max_send_sge ? a->cap.max_send_sge : 1;
-	uint32_t recv_sge = a->cap.max_recv_sge ? a->cap.max_recv_sge : 1;
+	uint32_t recv_sge = a->srq == NULL && a->cap.max_recv_sge ? a->cap.max_recv_sge : 1;
 	uint32_t payload = send_sge * (uint32_t)sizeof(struct droce_sge);
 	size_t off;
 	int rc;
@@ -310,10 +312,13 @@ int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
 {
 	struct droce_qp *qp = to_dqp(ibqp);
 
-	(void)attr_mask; /* every attribute is returned, as libibverbs allows */
+	/* every attribute is returned, as libibverbs allows */
 	*attr = qp->attr;
 	attr->qp_state = droce_qp_state(qp);
 	attr->cur_qp_state = attr->qp_state;
+	/* libibverbs keeps qp->state current on query too: the engine may have moved it */
+	if (attr_mask & IBV_QP_STATE)
+		ibqp->state = attr->qp_state;
 	memset(init_attr, 0, sizeof(*init_attr));
 	init_attr->qp_context = ibqp->qp_context;
 	init_attr->send_cq = ibqp->send_cq;
@@ -329,6 +334,12 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct droce_qp *qp = to_dqp(ibqp);
 
+	/* libibverbs semantics: no event names a freed QP, and every reported one is acked */
+	droce_async_forget(ibqp->context, ibqp);
+	pthread_mutex_lock(&ibqp->mutex);
+	while (ibqp->events_completed != __atomic_load_n(&qp->async_reported, __ATOMIC_RELAXED))
+		pthread_cond_wait(&ibqp->cond, &ibqp->mutex);
+	pthread_mutex_unlock(&ibqp->mutex);
 	__atomic_fetch_sub(&to_dcq(ibqp->send_cq)->users, 1, __ATOMIC_RELEASE);
 	__atomic_fetch_sub(&to_dcq(ibqp->recv_cq)->users, 1, __ATOMIC_RELEASE);
 	if (qp->srq != NULL)

@@ -115,6 +115,12 @@ int ibv_destroy_srq(struct ibv_srq *ibsrq)
 
 	if (__atomic_load_n(&srq->users, __ATOMIC_ACQUIRE) != 0)
 		return EBUSY;
+	/* libibverbs semantics: no event names a freed SRQ, and every reported one is acked */
+	droce_async_forget(ibsrq->context, ibsrq);
+	pthread_mutex_lock(&ibsrq->mutex);
+	while (ibsrq->events_completed != __atomic_load_n(&srq->async_reported, __ATOMIC_RELAXED))
+		pthread_cond_wait(&ibsrq->cond, &ibsrq->mutex);
+	pthread_mutex_unlock(&ibsrq->mutex);
 	droce_pd_put(to_dpd(ibsrq->pd));
 	droce_shm_free(&srq->shm);
 	pthread_spin_destroy(&srq->lock);

@@ -231,10 +231,12 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 
 	if (w == NULL || (num_buf > 0 && list == NULL))
 		return fail(qp, EINVAL);
-	for (i = 0; i < num_buf; i++)
+	/* compared one length at a time: a sum of size_t lengths could wrap */
+	for (i = 0; i < num_buf; i++) {
+		if (list[i].length > qp->cap.max_inline_data - total)
+			return fail(qp, EINVAL);
 		total += list[i].length;
-	if (total > qp->cap.max_inline_data)
-		return fail(qp, EINVAL);
+	}
 	/* copied now: the caller may reuse the buffers when the setter returns */
 	dst = (uint8_t *)(w + 1);
 	for (i = 0; i < num_buf; i++) {

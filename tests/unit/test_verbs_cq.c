@@ -7,6 +7,8 @@
 #include <criterion/criterion.h>
 #include <endian.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 #include "verbs_harness.h"
@@ -19,7 +21,7 @@ static void setup(void)
 	ctx = harness_open(&pd);
 }
 
-TestSuite(verbs_cq, .init = setup);
+TestSuite(verbs_cq, .init = setup, .timeout = 20);
 
 /* A CQE whose fields all differ from 0 and from each other. */
 static struct droce_cqe full_cqe(uint64_t wr_id)
@@ -265,11 +267,92 @@ Test(verbs_cq, poll_reports_corrupt_ring)
 	cr_expect_lt(ibv_poll_cq(cq, 1, &wc), 0, "a corrupt ring polls negative");
 }
 
+struct producer {
+	struct ibv_cq *cq;
+	uint64_t n;
+};
+
+/* The engine: one producer thread writing n CQEs, retrying while the CQ is full. */
+static void *produce(void *arg)
+{
+	struct producer *p = arg;
+
+	for (uint64_t i = 0; i < p->n; i++) {
+		struct droce_cqe e = simple_cqe(i);
+
+		while (!harness_complete(p->cq, &e))
+			sched_yield();
+	}
+	return NULL;
+}
+
+struct consumer {
+	struct ibv_cq *cq;
+	uint8_t *seen; /* shared; each slot written by the one poller that got it */
+	uint64_t n;
+	uint64_t *total; /* atomic */
+	int bad;
+};
+
+static void *consume(void *arg)
+{
+	struct consumer *c = arg;
+	struct ibv_wc wc[8];
+
+	while (__atomic_load_n(c->total, __ATOMIC_RELAXED) < c->n) {
+		int got = ibv_poll_cq(c->cq, 8, wc);
+
+		if (got < 0) {
+			c->bad = 1;
+			break;
+		}
+		for (int i = 0; i < got; i++) {
+			if (wc[i].wr_id >= c->n ||
+			    __atomic_fetch_add(&c->seen[wc[i].wr_id], 1, __ATOMIC_RELAXED) != 0)
+				c->bad = 1;
+		}
+		__atomic_fetch_add(c->total, (uint64_t)got, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+Test(verbs_cq, poll_from_several_threads)
+{
+	enum { N = 50000 };
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	static uint8_t seen[N];
+	uint64_t total = 0;
+	struct producer p = {.cq = cq, .n = N};
+	struct consumer c[2] = {{cq, seen, N, &total, 0}, {cq, seen, N, &total, 0}};
+	pthread_t tp, tc[2];
+
+	cr_assert_not_null(cq, "ibv_create_cq");
+	/* the harness attaches its producer here, before the threads start */
+	{
+		struct droce_cqe e = simple_cqe(0);
+		struct ibv_wc wc;
+
+		cr_assert(harness_complete(cq, &e), "attach");
+		cr_assert_eq(ibv_poll_cq(cq, 1, &wc), 1, "drain");
+	}
+	cr_assert_eq(pthread_create(&tp, NULL, produce, &p), 0, "producer");
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(pthread_create(&tc[i], NULL, consume, &c[i]), 0, "consumer %d", i);
+	pthread_join(tp, NULL);
+	for (int i = 0; i < 2; i++)
+		pthread_join(tc[i], NULL);
+	cr_expect_eq(total, N, "every CQE polled: %lu", (unsigned long)total);
+	cr_expect_eq(c[0].bad + c[1].bad, 0, "no CQE polled twice, none out of range");
+	for (int i = 0; i < N; i++)
+		if (seen[i] != 1)
+			cr_assert_fail("CQE %d seen %d times", i, seen[i]);
+}
+
 /* ------------------------------------------------------------ extended CQ */
 
-#define ALL_WC_FLAGS                                                                               \
-	(IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |                    \
-	 IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |                         \
+#define ALL_WC_FLAGS                                                            \
+	(IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM | \
+	 IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |      \
 	 IBV_WC_EX_WITH_DLID_PATH_BITS)
 
 static struct ibv_cq_ex *make_cq_ex(uint64_t wc_flags)
@@ -443,15 +526,14 @@ Test(verbs_cq, ex_refuses_unsupported_wc_flags)
 	};
 
 	for (unsigned int i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++) {
-		struct ibv_cq_init_attr_ex a = {.cqe = 8,
-						.wc_flags = IBV_WC_EX_WITH_BYTE_LEN |
-							    unsupported[i].flag};
+		struct ibv_cq_init_attr_ex a = {
+			.cqe = 8, .wc_flags = IBV_WC_EX_WITH_BYTE_LEN | unsupported[i].flag};
 
 		errno = 0;
 		cr_expect_null(ibv_create_cq_ex(ctx, &a), "wc_flags %s refused",
 			       unsupported[i].name);
-		cr_expect_eq(errno, EOPNOTSUPP, "%s: errno EOPNOTSUPP, got %d",
-			     unsupported[i].name, errno);
+		cr_expect_eq(errno, EOPNOTSUPP, "%s: errno EOPNOTSUPP, got %d", unsupported[i].name,
+			     errno);
 	}
 }
 

@@ -40,8 +40,8 @@ static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_mr *mr;
-static struct ibv_ah *ah;   /* in pd, made on first use */
-static struct ibv_mw *mw2;  /* type-2 window in pd, made on first use */
+static struct ibv_ah *ah;     /* in pd, made on first use */
+static struct ibv_mw *mw2;    /* type-2 window in pd, made on first use */
 static struct ibv_qp_cap cap; /* what the last qp_new() was given */
 static uint8_t buf[16384] __attribute__((aligned(64)));
 
@@ -137,12 +137,13 @@ static void rc_to_init(struct ibv_qp *qp)
 {
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT,
 				.port_num = 1,
-				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ};
+				.qp_access_flags =
+					IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ};
 
-	cr_assert_eq(ibv_modify_qp(qp, &a,
-				   IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					   IBV_QP_ACCESS_FLAGS),
-		     0, "RC QP to INIT");
+	cr_assert_eq(
+		ibv_modify_qp(qp, &a,
+			      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
+		0, "RC QP to INIT");
 }
 
 /* INIT -> RTR of an RC QP. */
@@ -300,29 +301,42 @@ struct cell {
 	uint8_t wqe_op; /* what the engine must see when accepted */
 };
 
-/* ibv_post_send(3): the opcode table, RC, UC and UD columns; TSO is raw packet/UD-TSO only. */
-#define CELLS(op, rc, uc, ud, w)                                                         \
-	{op, IBV_QPT_RC, rc, w}, {op, IBV_QPT_UC, uc, w}, {op, IBV_QPT_UD, ud, w}
-static struct cell cells[] = {
-	CELLS(IBV_WR_SEND, true, true, true, DROCE_WQE_SEND),
-	CELLS(IBV_WR_SEND_WITH_IMM, true, true, true, DROCE_WQE_SEND_IMM),
-	CELLS(IBV_WR_RDMA_WRITE, true, true, false, DROCE_WQE_WRITE),
-	CELLS(IBV_WR_RDMA_WRITE_WITH_IMM, true, true, false, DROCE_WQE_WRITE_IMM),
-	CELLS(IBV_WR_RDMA_READ, true, false, false, DROCE_WQE_READ),
-	CELLS(IBV_WR_ATOMIC_CMP_AND_SWP, true, false, false, DROCE_WQE_CMP_SWAP),
-	CELLS(IBV_WR_ATOMIC_FETCH_AND_ADD, true, false, false, DROCE_WQE_FETCH_ADD),
-	CELLS(IBV_WR_LOCAL_INV, true, true, false, DROCE_WQE_LOCAL_INV),
-	CELLS(IBV_WR_BIND_MW, true, true, false, DROCE_WQE_BIND_MW),
-	CELLS(IBV_WR_SEND_WITH_INV, true, true, false, DROCE_WQE_SEND_INV),
-	/* not droce's: TSO (no raw packet QPs), driver-private and atomic-write opcodes */
-	CELLS(IBV_WR_TSO, false, false, false, 0),
-	CELLS(IBV_WR_DRIVER1, false, false, false, 0),
-	CELLS(IBV_WR_ATOMIC_WRITE, false, false, false, 0),
-	CELLS((enum ibv_wr_opcode)99, false, false, false, 0),
+/* ibv_post_send(3): the opcode table, its RC, UC and UD columns. */
+static const struct {
+	enum ibv_wr_opcode op;
+	bool rc, uc, ud;
+	uint8_t wqe_op;
+} opcode_table[] = {
+	{IBV_WR_SEND, true, true, true, DROCE_WQE_SEND},
+	{IBV_WR_SEND_WITH_IMM, true, true, true, DROCE_WQE_SEND_IMM},
+	{IBV_WR_RDMA_WRITE, true, true, false, DROCE_WQE_WRITE},
+	{IBV_WR_RDMA_WRITE_WITH_IMM, true, true, false, DROCE_WQE_WRITE_IMM},
+	{IBV_WR_RDMA_READ, true, false, false, DROCE_WQE_READ},
+	{IBV_WR_ATOMIC_CMP_AND_SWP, true, false, false, DROCE_WQE_CMP_SWAP},
+	{IBV_WR_ATOMIC_FETCH_AND_ADD, true, false, false, DROCE_WQE_FETCH_ADD},
+	{IBV_WR_LOCAL_INV, true, true, false, DROCE_WQE_LOCAL_INV},
+	{IBV_WR_BIND_MW, true, true, false, DROCE_WQE_BIND_MW},
+	{IBV_WR_SEND_WITH_INV, true, true, false, DROCE_WQE_SEND_INV},
+	/* not droce's: TSO (raw packet QPs), driver-private and atomic-write opcodes */
+	{IBV_WR_TSO, false, false, false, 0},
+	{IBV_WR_DRIVER1, false, false, false, 0},
+	{IBV_WR_ATOMIC_WRITE, false, false, false, 0},
+	{(enum ibv_wr_opcode)99, false, false, false, 0},
 };
+
+static struct cell cells[3 * DIM(opcode_table)];
 
 ParameterizedTestParameters(post_send_table, opcode_by_qp_type)
 {
+	for (size_t i = 0; i < DIM(opcode_table); i++) {
+		uint8_t w = opcode_table[i].wqe_op;
+
+		cells[3 * i] = (struct cell){opcode_table[i].op, IBV_QPT_RC, opcode_table[i].rc, w};
+		cells[3 * i + 1] =
+			(struct cell){opcode_table[i].op, IBV_QPT_UC, opcode_table[i].uc, w};
+		cells[3 * i + 2] =
+			(struct cell){opcode_table[i].op, IBV_QPT_UD, opcode_table[i].ud, w};
+	}
 	return cr_make_param_array(struct cell, cells, DIM(cells));
 }
 
@@ -397,9 +411,9 @@ Test(post_send_state, ud_init_refused_at_once)
 	struct ibv_send_wr wr;
 	struct ibv_sge sge;
 
-	cr_assert_eq(ibv_modify_qp(qp, &a,
-				   IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
-		     0, "UD QP to INIT");
+	cr_assert_eq(
+		ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
+		0, "UD QP to INIT");
 	wr_fill(qp, IBV_WR_SEND, &wr, &sge);
 	expect_refused(qp, &wr, EINVAL, "SEND on an INIT UD QP");
 }
@@ -631,9 +645,9 @@ Test(post_send_sge, total_above_2_31_by_lengths_refused)
 
 Test(post_send_sge, zero_byte_messages_with_num_sge_0)
 {
-	static const enum ibv_wr_opcode ops[] = {IBV_WR_SEND, IBV_WR_SEND_WITH_IMM,
+	static const enum ibv_wr_opcode ops[] = {IBV_WR_SEND,       IBV_WR_SEND_WITH_IMM,
 						 IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM,
-						 IBV_WR_RDMA_READ, IBV_WR_SEND_WITH_INV};
+						 IBV_WR_RDMA_READ,  IBV_WR_SEND_WITH_INV};
 	struct ibv_qp *qp = qp_rts(IBV_QPT_RC);
 	struct ibv_send_wr wr;
 	struct ibv_sge sge;
@@ -748,6 +762,25 @@ Test(post_send_inline, sges_concatenated)
 	cr_expect_eq(s.hdr.length, 19, "inline length %u", s.hdr.length);
 	cr_expect_arr_eq(s.data, "hello, inline world", 19, "inline bytes concatenated");
 	cr_expect_eq(s.hdr.u.rdma.remote_addr, REMOTE_VA, "remote address of the inline WRITE");
+}
+
+Test(post_send_inline, sge_length_0_is_zero_bytes)
+{
+	struct ibv_qp *qp = qp_rts(IBV_QPT_RC);
+	struct ibv_sge sge[2];
+	struct ibv_send_wr wr;
+	struct harness_send s;
+
+	/* droce: inline lengths are byte counts; 0 is an empty piece, not 2^31 bytes */
+	wr_fill(qp, IBV_WR_SEND, &wr, &sge[0]);
+	memcpy(buf, "xy", 2);
+	sge[0] = (struct ibv_sge){.addr = (uintptr_t)buf, .length = 0};
+	sge[1] = (struct ibv_sge){.addr = (uintptr_t)buf, .length = 2};
+	wr.num_sge = 2;
+	wr.send_flags = IBV_SEND_INLINE;
+	expect_posted(qp, &wr, &s, "inline SEND of 0 + 2 bytes");
+	cr_expect_eq(s.hdr.length, 2, "inline length %u", s.hdr.length);
+	cr_expect_arr_eq(s.data, "xy", 2, "inline bytes");
 }
 
 Test(post_send_inline, over_max_refused)
@@ -1234,6 +1267,29 @@ Test(post_send_ret, queue_full_across_posts_then_room_again)
 	cr_expect_eq(harness_send_pending(qp), (int)cap.max_send_wr, "the ring is full again");
 }
 
+Test(post_send_ret, efault_when_the_engine_breaks_the_ring)
+{
+	struct ibv_qp *qp = qp_rts(IBV_QPT_RC);
+	struct ibv_send_wr wr, *bad = NULL;
+	struct ibv_sge sge;
+	struct droce_qp_view v;
+	struct droce_ring *ring;
+	uint32_t i;
+	int rc;
+
+	wr_fill(qp, IBV_WR_SEND, &wr, &sge);
+	for (i = 0; i < cap.max_send_wr; i++)
+		cr_assert_eq(ibv_post_send(qp, &wr, &bad), 0, "WR %u of max_send_wr", i);
+	/* a consumer index no correct engine could write: ahead of everything published */
+	cr_assert_eq(droce_engine_qp_view(qp, &v), 0, "QP view");
+	ring = v.sq.addr;
+	__atomic_store_n(&ring->cons.idx, cap.max_send_wr + 100, __ATOMIC_RELEASE);
+	rc = ibv_post_send(qp, &wr, &bad);
+	cr_expect_eq(rc, EFAULT, "corrupt send ring: returned %d (%s), want EFAULT", rc,
+		     strerror(rc));
+	cr_expect_eq(bad, &wr, "bad_wr on the WR not posted");
+}
+
 Test(post_send_ret, bad_wr_in_the_middle)
 {
 	struct ibv_qp *qp = qp_rts(IBV_QPT_RC);
@@ -1327,8 +1383,7 @@ Test(post_send_ret, wr_id_in_completion)
 	cr_assert_eq(ibv_post_send(qp, &wr, &bad), 0, "post");
 	cr_expect_eq(harness_complete_sends(qp, IBV_WC_SUCCESS), 1, "the engine completes it");
 	cr_assert_eq(ibv_poll_cq(cq, 1, &wc), 1, "one completion");
-	cr_expect_eq(wc.wr_id, 0xdeadbeefcafef00dull, "wr_id 0x%llx",
-		     (unsigned long long)wc.wr_id);
+	cr_expect_eq(wc.wr_id, 0xdeadbeefcafef00dull, "wr_id 0x%llx", (unsigned long long)wc.wr_id);
 	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "status %s", ibv_wc_status_str(wc.status));
 	cr_expect_eq(wc.opcode, IBV_WC_SEND, "opcode %d", wc.opcode);
 	cr_expect_eq(wc.byte_len, 64, "byte_len %u", wc.byte_len);
