@@ -7,15 +7,15 @@
  * Time is a 64-bit tick count the caller passes in (the engine passes TSC ticks); the wheel
  * reads no clock and uses no DPDK. A timer is a struct droce_timer embedded in its owner (the
  * QP): arming, re-arming and cancelling are O(1), never allocate, and never walk a list.
- * droce_timer_wheel_run() costs O(timers fired + timers moved down a level + levels) whatever
- * the time elapsed since the previous call; droce_timer_wheel_next() tells an idle lcore how
- * long it may back off.
+ * droce_timer_wheel_run() costs O(1) per timer fired or moved down a level and O(levels) per
+ * slot it empties, never anything per tick or per empty slot passed; droce_timer_wheel_next()
+ * tells an idle lcore how long it may back off.
  *
  * The wheel has DROCE_TIMER_LEVELS levels of DROCE_TIMER_SLOTS slots. A level-0 slot spans
  * the granularity G (a power of two number of ticks, chosen at init); a level-k slot spans
- * 64^k level-0 slots. Timers beyond the top level (2^36 G: 19 hours at G = 1 us) wait in the
- * top level's farthest slot and are placed again when it comes round. doc/timers.md describes
- * the design.
+ * 64^k level-0 slots. Timers beyond the top level (2^36 G: 19.5 hours with 1024 ns slots)
+ * wait in the top level's farthest slot and are placed again when it comes round.
+ * doc/timers.md describes the design.
  *
  * Precision. Expiry ticks are rounded up to the grid of the wheel, the multiples of G counted
  * from the now given to droce_timer_wheel_init(): a timer armed for tick E becomes due at
@@ -25,9 +25,10 @@
  * at most G - 1 ticks after E plus the caller's polling gap. A timer armed for a tick already
  * reached (E at or before the wheel's now) fires in the next call, whatever its now.
  *
- * Order. One call fires timers slot by slot: a timer whose D is earlier fires before one
- * whose D is later; timers with the same D fire in no particular order. Timers armed for a
- * tick already reached fire first, ahead of those the wheel still holds.
+ * Order. A call first fires what the previous call left due at its @p max, then the timers
+ * armed for a tick already reached, then the wheel's timers slot by slot: a timer whose D is
+ * earlier fires before one whose D is later; timers with the same D fire in no particular
+ * order. Calls stopped by @p max defer timers, they never reorder the wheel's.
  *
  * Ticks are read modulo 2^64: a tick counter that wraps through 0 is no issue. An expiry is in
  * the future when it is 1 to 2^63 - 1 ticks after the wheel's now, and counts as already
@@ -36,8 +37,8 @@
  * Threads. A wheel and its timers belong to one thread (the lcore that owns the QPs): nothing
  * here is atomic and nothing takes a lock.
  *
- * Errors: -EINVAL (a NULL pointer, a zero granularity), -ENOENT (cancelling a timer that is
- * not armed). droce_timer_wheel_run() returns a count.
+ * Errors: -EINVAL (a NULL pointer, a misaligned wheel, a zero granularity), -ENOENT
+ * (cancelling a timer that is not armed). droce_timer_wheel_run() returns a count.
  */
 #ifndef DROCE_TIMER_H
 #define DROCE_TIMER_H
@@ -87,27 +88,35 @@ struct droce_timer {
 
 static_assert(sizeof(struct droce_timer) == 32, "a timer is half a cache line");
 
+/** Cache line size the wheel's layout is built on. */
+#define DROCE_TIMER_LINE 64
+
 /**
- * A timer wheel. Initialise with droce_timer_wheel_init(); it links to itself, so it must not
- * be copied or moved afterwards. Fields marked read-only may be read; the rest are private.
- * About 6.5 KiB.
+ * A timer wheel, 64-byte aligned (static, on the stack, in a cache-aligned structure, or from
+ * aligned_alloc()). Initialise with droce_timer_wheel_init(); it links to itself, so it must
+ * not be copied or moved afterwards. Fields marked read-only may be read; the rest are private.
+ * The first cache line holds all that a run with nothing due reads and writes. 6336 bytes, of
+ * which 6 KiB of list heads.
  */
 struct droce_timer_wheel {
-	uint64_t now;        /**< latest now given to init or run; read-only */
-	uint64_t base;       /**< now at init: the origin of the slot grid; read-only */
-	uint64_t cur;        /**< private: next level-0 slot unit to process */
-	uint64_t next_unit;  /**< private: lower bound of the next unit with work */
-	uint64_t armed;      /**< timers armed and not yet fired; read-only */
-	uint64_t fired;      /**< counter: timers fired */
-	uint64_t cascaded;   /**< counter: timers moved from one level to a lower one */
-	uint32_t shift;      /**< log2 of the granularity; read-only */
-	bool next_exact;     /**< private: next_unit is the next unit with work, not a bound */
-	uint8_t reserved[3]; /**< zero */
+	uint64_t now;                    /**< latest now given to init or run; read-only */
+	uint64_t base;                   /**< now at init: the origin of the slot grid; read-only */
+	uint64_t cur;                    /**< private: next level-0 slot unit to process */
+	uint64_t next_unit;              /**< private: lower bound of the next unit with work */
+	uint32_t shift;                  /**< log2 of the granularity; read-only */
+	bool next_exact;                 /**< private: next_unit is exact, not only a bound */
+	uint8_t reserved[3];             /**< zero */
+	struct droce_timer_link due;     /**< private: due, fired by the current run */
+	struct droce_timer_link pending; /**< private: armed for a tick already reached */
+	uint64_t armed;                  /**< timers armed and not yet fired; read-only */
+	uint64_t fired;                  /**< counter: timers fired */
+	uint64_t cascaded;               /**< counter: timers moved from one level to a lower one */
 	uint64_t occupied[DROCE_TIMER_LEVELS]; /**< private: bit s set iff slot s holds timers */
-	struct droce_timer_link due;           /**< private: due, fired by the current run */
-	struct droce_timer_link pending;       /**< private: armed for a tick already reached */
 	struct droce_timer_link slots[DROCE_TIMER_LEVELS][DROCE_TIMER_SLOTS]; /**< private */
-};
+} __attribute__((aligned(DROCE_TIMER_LINE)));
+
+static_assert(offsetof(struct droce_timer_wheel, pending) + sizeof(void *) <= DROCE_TIMER_LINE,
+	      "an idle run reads the first cache line only (pending.next included)");
 
 /**
  * Called by droce_timer_wheel_run() for each timer that fires. The timer is no longer armed
@@ -154,7 +163,7 @@ static inline uint64_t droce_timer_wheel_count(const struct droce_timer_wheel *w
  * 1000 gives 512, 2600 (1 us of a 2.6 GHz TSC) gives 2048. Use droce_timer_ns_to_ticks() to
  * turn a slot width in nanoseconds into ticks.
  *
- * @return 0, or -EINVAL for a NULL @p w or a zero @p granularity.
+ * @return 0, or -EINVAL for a NULL or not 64-byte aligned @p w, or a zero @p granularity.
  */
 int droce_timer_wheel_init(struct droce_timer_wheel *w, uint64_t now, uint64_t granularity);
 
@@ -183,8 +192,8 @@ int droce_timer_cancel(struct droce_timer_wheel *w, struct droce_timer *t);
  * with the same now again fires only what was left by @p max or armed since. A @p now before
  * the wheel's now is taken as the wheel's now: time never goes back.
  *
- * Cost: O(timers fired + timers moved down + levels); a call with nothing due is a few
- * compares, whatever the time since the previous call.
+ * Cost: O(1) per timer fired or moved down a level, O(levels) per slot emptied; a call with
+ * nothing due is a few compares, whatever the time since the previous call.
  *
  * @return the number of timers fired (0 to @p max, at most INT_MAX), or -EINVAL for a NULL
  *   @p w or @p cb.
@@ -197,7 +206,8 @@ int droce_timer_wheel_run(struct droce_timer_wheel *w, uint64_t now, droce_timer
  * a timer: 0 when timers are due already, UINT64_MAX when none is armed. Never late: no timer
  * fires in a run whose now is before droce_timer_wheel_now() + this. Exact when the earliest
  * timer sits in level 0; when it sits higher, this is the (earlier) tick at which it moves down,
- * and a run then makes the next answer exact. O(levels).
+ * and the runs there bring it down until the answer is exact. O(1), or O(levels) when a cancel
+ * or a re-arm has emptied a slot since the last run.
  */
 uint64_t droce_timer_wheel_next(const struct droce_timer_wheel *w);
 

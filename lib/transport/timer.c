@@ -16,12 +16,16 @@
  *   and a count of trailing zeros of the level's occupancy word;
  * - occupied[k] bit s is set iff slots[k][s] is not empty.
  * And cur <= floor((now - base) / G) + 1: what run has not processed yet may be due.
+ * next_unit is never after the earliest activation (arms lower it, runs set it by a scan); it
+ * is that activation exactly while next_exact holds, which a slot emptied by a cancel or a
+ * re-arm clears. An idle run compares target with next_unit and touches nothing else.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "droce_timer.h"
 
@@ -199,9 +203,9 @@ int droce_timer_wheel_init(struct droce_timer_wheel *w, uint64_t now, uint64_t g
 {
 	unsigned int k, s;
 
-	if (w == NULL || granularity == 0)
+	if (w == NULL || (uintptr_t)w % DROCE_TIMER_LINE != 0 || granularity == 0)
 		return -EINVAL;
-	memset(w, 0, offsetof(struct droce_timer_wheel, due));
+	memset(w, 0, offsetof(struct droce_timer_wheel, slots));
 	w->now = now;
 	w->base = now;
 	w->shift = 63u - (unsigned int)__builtin_clzll(granularity);

@@ -184,8 +184,15 @@ Test(timer_wheel, init_rejects_bad_arguments)
 {
 	struct droce_timer_wheel w;
 
+	static unsigned char mem[sizeof(w) + DROCE_TIMER_LINE]
+		__attribute__((aligned(DROCE_TIMER_LINE)));
+
 	cr_expect_eq(droce_timer_wheel_init(NULL, 0, 1), -EINVAL, "NULL wheel");
 	cr_expect_eq(droce_timer_wheel_init(&w, 0, 0), -EINVAL, "zero granularity");
+	cr_expect_eq(droce_timer_wheel_init((struct droce_timer_wheel *)(void *)(mem + 8), 0, 1),
+		     -EINVAL, "a wheel not 64-byte aligned");
+	cr_expect_eq(droce_timer_wheel_init((struct droce_timer_wheel *)(void *)mem, 0, 1), 0,
+		     "an aligned wheel");
 }
 
 Test(timer_wheel, granularity_rounds_down_to_power_of_two)
