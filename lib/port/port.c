@@ -70,6 +70,8 @@ static int port_setup(struct droce_port *p, const struct droce_port_conf *c)
 		rc = rte_eth_dev_set_mtu(p->port_id, (uint16_t)c->mtu);
 		if (rc != 0 && rc != -ENOTSUP)
 			return rc;
+		/* a PMD without an MTU of its own (rings, memif) carries what droce sends */
+		p->mtu_fixed = rc == -ENOTSUP;
 	}
 	for (q = 0; q < p->nb_queues; q++) {
 		rc = rte_eth_rx_queue_setup(p->port_id, q, rxd, (unsigned int)socket, NULL,
@@ -121,7 +123,9 @@ int droce_port_open(struct droce_port *p, const struct droce_port_conf *c)
 		goto out_free_pool;
 	p->started = true;
 	rte_eth_macaddr_get(p->port_id, &p->mac);
-	if (rte_eth_dev_get_mtu(p->port_id, &mtu) == 0)
+	if (p->mtu_fixed || rte_eth_dev_get_mtu(p->port_id, &mtu) != 0)
+		p->mtu = c->mtu ? c->mtu : 1500;
+	else
 		p->mtu = mtu;
 	return 0;
 

@@ -73,6 +73,7 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 		return NULL;
 	}
 	droce_pd_get(to_dpd(pd));
+	droce_embedded_ah_add(ah);
 	return &ah->ibah;
 }
 
@@ -80,6 +81,7 @@ int ibv_destroy_ah(struct ibv_ah *ibah)
 {
 	struct droce_ah *ah = to_dah(ibah);
 
+	droce_embedded_ah_del(ah);
 	pthread_mutex_lock(&ah_lock);
 	__atomic_store_n(&ah_table[ah->id], NULL, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&ah_lock);

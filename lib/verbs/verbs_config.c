@@ -78,11 +78,20 @@ static int parse_kv(struct droce_port_cfg *p, char *kv, char *err, size_t errlen
 		rc = parse_u32(val, 576, 9216, &p->eth_mtu);
 	else if (strcmp(kv, "speed") == 0)
 		rc = parse_u32(val, 0, 800000, &p->speed_mbps);
-	else if (strcmp(kv, "vdev") == 0)
+	else if (strcmp(kv, "vdev") == 0) {
 		rc = (size_t)snprintf(p->vdev, sizeof(p->vdev), "%s", val) < sizeof(p->vdev)
 			     ? 0
 			     : -EINVAL;
-	else {
+		/* devargs separate their keys with ',' like this list does: written as '+' */
+		for (char *c = p->vdev; *c != '\0'; c++)
+			if (*c == '+')
+				*c = ',';
+	} else if (strcmp(kv, "link") == 0) {
+		rc = val[0] != '\0' && (size_t)snprintf(p->link, sizeof(p->link), "%s", val) <
+					       sizeof(p->link)
+			     ? 0
+			     : -EINVAL;
+	} else {
 		snprintf(err, errlen, "%s: unknown key '%s'", p->name, kv);
 		return -EINVAL;
 	}

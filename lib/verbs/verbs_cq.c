@@ -147,9 +147,19 @@ struct ibv_cq_ex *droce_create_cq_ex(struct ibv_context *context, struct ibv_cq_
 	cq->ibcq.context = context;
 	cq->ibcq.channel = attr->channel;
 	cq->ibcq.cq_context = attr->cq_context;
+	droce_cq_ex_init(cq);
+	rc = droce_embedded_cq_add(cq);
+	if (rc != 0) {
+		droce_shm_free(&cq->shm);
+		pthread_spin_destroy(&cq->lock);
+		pthread_mutex_destroy(&cq->ibcq.mutex);
+		pthread_cond_destroy(&cq->ibcq.cond);
+		free(cq);
+		errno = -rc;
+		return NULL;
+	}
 	if (attr->channel != NULL)
 		__atomic_fetch_add(&to_dch(attr->channel)->users, 1, __ATOMIC_RELAXED);
-	droce_cq_ex_init(cq);
 	return &cq->ibcq;
 }
 
@@ -201,6 +211,7 @@ int ibv_destroy_cq(struct ibv_cq *ibcq)
 		pthread_mutex_unlock(&cq->ibcq.mutex);
 		__atomic_fetch_sub(&ch->users, 1, __ATOMIC_RELEASE);
 	}
+	droce_embedded_cq_del(cq);
 	droce_shm_free(&cq->shm);
 	pthread_spin_destroy(&cq->lock);
 	pthread_mutex_destroy(&cq->ibcq.mutex);

@@ -198,6 +198,9 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 	c->vctx.sz = sizeof(c->vctx);
 	droce_context_ops_init(c);
+	pthread_mutex_lock(&devices_lock);
+	droce_embedded_start(devices, device_count);
+	pthread_mutex_unlock(&devices_lock);
 	return &c->vctx.context;
 }
 
@@ -315,9 +318,14 @@ static void port_speed(uint32_t mbps, uint8_t *speed, uint8_t *width)
 
 static void fill_port_attr(const struct droce_device *d, struct ibv_port_attr *a)
 {
+	bool link_up = false;
+	uint32_t speed = d->port.speed_mbps;
+
 	memset(a, 0, sizeof(*a));
-	/* the link is up only once the engine runs the port (transport issue) */
-	a->state = d->link_up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
+	/* the link is up only while the engine runs the port and its PMD says so */
+	if (droce_embedded_port(d, &link_up, &speed) && d->port.speed_mbps != 0)
+		speed = d->port.speed_mbps; /* configured speeds win over the PMD's */
+	a->state = link_up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
 	a->phys_state = a->state == IBV_PORT_ACTIVE ? 5 /* LinkUp */ : 3 /* Disabled */;
 	a->max_mtu = droce_mtu_for_eth(d->port.eth_mtu);
 	a->active_mtu = a->max_mtu;
@@ -327,7 +335,7 @@ static void fill_port_attr(const struct droce_device *d, struct ibv_port_attr *a
 	a->pkey_tbl_len = DROCE_PKEY_TABLE_LEN;
 	a->max_vl_num = 1;
 	a->link_layer = IBV_LINK_LAYER_ETHERNET;
-	port_speed(d->port.speed_mbps, &a->active_speed, &a->active_width);
+	port_speed(speed, &a->active_speed, &a->active_width);
 }
 
 static int query_port(struct ibv_context *context, uint8_t port_num,

@@ -31,6 +31,7 @@
 struct droce_port_cfg {
 	char name[DROCE_NAME_MAX]; /**< device name, e.g. droce0 */
 	char vdev[128];            /**< DPDK device (vdev arguments or PCI address) */
+	char link[DROCE_NAME_MAX]; /**< back-to-back link name (ports joined in this process) */
 	uint8_t mac[6];
 	uint32_t eth_mtu;    /**< Ethernet MTU (IP packet size), 1500 by default */
 	uint32_t speed_mbps; /**< link speed the port reports, 0 = unknown */
@@ -45,7 +46,8 @@ struct droce_port_cfg {
 /**
  * Parse a device list: devices separated by blanks or ';', each
  * "NAME:key=value,key=value...". Keys: mac, ip (IPv4 or IPv6, repeatable),
- * mtu, speed, vdev. Returns the device count or -EINVAL with a message in
+ * mtu, speed, vdev (commas of its devargs written as '+'), link. Returns the
+ * device count or -EINVAL with a message in
  * @p err.
  */
 int droce_config_parse(const char *text, struct droce_port_cfg *ports, int max, char *err,
@@ -62,8 +64,6 @@ struct droce_device {
 	__be64 node_guid;
 	unsigned int gid_count;
 	union ibv_gid gid[DROCE_GID_TABLE_LEN];
-	/** set by the engine when it runs the port and the link is up */
-	bool link_up;
 };
 
 static inline struct droce_device *to_ddev(struct ibv_device *d)
@@ -164,6 +164,7 @@ struct droce_cq {
 	struct droce_cqe cur;     /* extended CQ: the entry being read */
 	uint32_t users;           /* QPs and SRQs completing to it (atomic) */
 	uint32_t events_reported; /* channel events handed out by ibv_get_cq_event() */
+	int32_t engine_id;        /* the embedded engine's id of the CQ, -1 when none */
 	uint32_t async_reported;  /* async events handed out by ibv_get_async_event() */
 };
 
@@ -231,6 +232,7 @@ struct droce_srq {
 	uint32_t max_wr, max_sge;
 	uint32_t arm_seq;        /* private copy of ctl->arm_seq */
 	uint32_t users;          /* QPs attached (atomic) */
+	int32_t engine_id;       /* the embedded engine's id of the SRQ, -1 when none */
 	uint32_t async_reported; /* async events handed out by ibv_get_async_event() */
 };
 
@@ -271,6 +273,7 @@ struct droce_qp {
 	bool sq_sig_all;
 	uint64_t send_ops_flags; /* extended send API: the operations allowed */
 	struct droce_srq *srq;
+	bool in_engine;          /* the embedded engine runs this QP */
 	struct ibv_qp_attr attr; /* current attributes, for ibv_query_qp() */
 	/* extended send API session (between ibv_wr_start and complete/abort) */
 	uint32_t wr_pending; /* WQEs built, not yet published */
@@ -393,5 +396,22 @@ void ibv_copy_ah_attr_from_kern(struct ibv_ah_attr *dst, struct ib_uverbs_ah_att
 void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst, struct ib_uverbs_qp_attr *src);
 void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst, struct ib_user_path_rec *src);
 void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst, struct ibv_sa_path_rec *src);
+
+/* ---------------------------------------------------------- verbs_embedded.c */
+
+/** Start the embedded engine if DROCE_DEVICES names DPDK devices or links (once). */
+void droce_embedded_start(struct droce_device *const *devs, int n);
+/** The engine's view of a port: false when the engine does not run it. */
+bool droce_embedded_port(const struct droce_device *d, bool *link_up, uint32_t *speed_mbps);
+int droce_embedded_cq_add(struct droce_cq *cq);
+void droce_embedded_cq_del(struct droce_cq *cq);
+int droce_embedded_srq_add(struct droce_srq *srq);
+void droce_embedded_srq_del(struct droce_srq *srq);
+int droce_embedded_qp_add(struct droce_qp *qp);
+void droce_embedded_qp_modify(struct droce_qp *qp, const struct ibv_qp_attr *attr, int mask,
+			      enum ibv_qp_state state);
+void droce_embedded_qp_del(struct droce_qp *qp);
+void droce_embedded_ah_add(struct droce_ah *ah);
+void droce_embedded_ah_del(struct droce_ah *ah);
 
 #endif /* DROCE_VERBS_PRIV_H */

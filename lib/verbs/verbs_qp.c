@@ -177,6 +177,18 @@ struct ibv_qp *droce_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 	qp->attr.cur_qp_state = IBV_QPS_RESET;
 	qp->attr.cap = qp->cap;
 	qp->ctl->state = IBV_QPS_RESET;
+	rc = droce_embedded_qp_add(qp);
+	if (rc != 0) {
+		/* the engine cannot run it (a QP type whose transport is not there yet) */
+		droce_shm_free(&qp->shm);
+		pthread_spin_destroy(&qp->sq_lock);
+		pthread_spin_destroy(&qp->rq_lock);
+		pthread_mutex_destroy(&ib->mutex);
+		pthread_cond_destroy(&ib->cond);
+		free(qp);
+		errno = -rc;
+		return NULL;
+	}
 	droce_pd_get(to_dpd(a->pd));
 	__atomic_fetch_add(&to_dcq(a->send_cq)->users, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&to_dcq(a->recv_cq)->users, 1, __ATOMIC_RELAXED);
@@ -302,6 +314,7 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 		__atomic_store_n(&qp->ctl->state, next, __ATOMIC_RELAXED);
 		/* pairs with the acquire load of gen in droce_qp_state() and the engine */
 		__atomic_store_n(&qp->ctl->gen, qp->ctl->gen + 1, __ATOMIC_RELEASE);
+		droce_embedded_qp_modify(qp, attr, attr_mask, next);
 	}
 	pthread_mutex_unlock(&c->lock);
 	return rc;
@@ -340,6 +353,7 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	while (ibqp->events_completed != __atomic_load_n(&qp->async_reported, __ATOMIC_RELAXED))
 		pthread_cond_wait(&ibqp->cond, &ibqp->mutex);
 	pthread_mutex_unlock(&ibqp->mutex);
+	droce_embedded_qp_del(qp);
 	__atomic_fetch_sub(&to_dcq(ibqp->send_cq)->users, 1, __ATOMIC_RELEASE);
 	__atomic_fetch_sub(&to_dcq(ibqp->recv_cq)->users, 1, __ATOMIC_RELEASE);
 	if (qp->srq != NULL)

@@ -72,6 +72,16 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 	srq->ibsrq.context = pd->context;
 	srq->ibsrq.srq_context = attr->srq_context;
 	srq->ibsrq.pd = pd;
+	rc = droce_embedded_srq_add(srq);
+	if (rc != 0) {
+		droce_shm_free(&srq->shm);
+		pthread_spin_destroy(&srq->lock);
+		pthread_mutex_destroy(&srq->ibsrq.mutex);
+		pthread_cond_destroy(&srq->ibsrq.cond);
+		free(srq);
+		errno = -rc;
+		return NULL;
+	}
 	droce_pd_get(to_dpd(pd));
 	a->max_wr = slots;
 	a->max_sge = sge;
@@ -121,6 +131,7 @@ int ibv_destroy_srq(struct ibv_srq *ibsrq)
 	while (ibsrq->events_completed != __atomic_load_n(&srq->async_reported, __ATOMIC_RELAXED))
 		pthread_cond_wait(&ibsrq->cond, &ibsrq->mutex);
 	pthread_mutex_unlock(&ibsrq->mutex);
+	droce_embedded_srq_del(srq);
 	droce_pd_put(to_dpd(ibsrq->pd));
 	droce_shm_free(&srq->shm);
 	pthread_spin_destroy(&srq->lock);

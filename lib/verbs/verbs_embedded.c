@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The embedded engine, seen from the verbs layer: started by the first
+ * ibv_open_device() of a process whose DROCE_DEVICES names DPDK devices (vdev)
+ * or back-to-back links (link), and told about every queue, QP state change
+ * and address handle from then on. Without such devices nothing starts and the
+ * verbs objects work alone (ports stay down).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "droce_engine.h"
+#include "droce_verbs_engine.h"
+#include "verbs_priv.h"
+
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool start_tried;
+
+static int hook_cq(struct ibv_cq *cq, bool solicited)
+{
+	return droce_engine_cq_notify(cq, solicited);
+}
+
+static int hook_qp(struct ibv_qp *qp, enum ibv_qp_state state, enum ibv_event_type event)
+{
+	return droce_engine_qp_error(qp, state, event);
+}
+
+static int hook_srq(struct ibv_srq *srq, uint32_t left)
+{
+	return droce_engine_srq_check_limit(srq, left);
+}
+
+static void port_conf(const struct droce_port_cfg *c, struct droce_engine_port_conf *p)
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->name, sizeof(p->name), "%s", c->name);
+	snprintf(p->device, sizeof(p->device), "%s", c->vdev);
+	snprintf(p->link, sizeof(p->link), "%s", c->link);
+	p->mtu = c->eth_mtu;
+	memcpy(p->mac, c->mac, 6);
+	p->n_ipv4 = c->n_ipv4 < DROCE_ENGINE_ADDR_MAX ? c->n_ipv4 : DROCE_ENGINE_ADDR_MAX;
+	memcpy(p->ipv4, c->ipv4, p->n_ipv4 * 4);
+	p->n_ipv6 = c->n_ipv6 < DROCE_ENGINE_ADDR_MAX ? c->n_ipv6 : DROCE_ENGINE_ADDR_MAX;
+	memcpy(p->ipv6, c->ipv6, p->n_ipv6 * 16);
+}
+
+void droce_embedded_start(struct droce_device *const *devs, int n)
+{
+	struct droce_engine_hooks hooks = {
+		.cq_notify = hook_cq, .qp_error = hook_qp, .srq_limit = hook_srq};
+	struct droce_engine_conf *conf;
+	struct droce_mr_table *keys;
+	int i, rc;
+
+	pthread_mutex_lock(&start_lock);
+	if (start_tried) {
+		pthread_mutex_unlock(&start_lock);
+		return;
+	}
+	start_tried = true;
+	conf = calloc(1, sizeof(*conf));
+	keys = droce_verbs_mr_table();
+	if (conf == NULL || keys == NULL) {
+		free(conf);
+		pthread_mutex_unlock(&start_lock);
+		return;
+	}
+	for (i = 0; i < n && conf->n_ports < DROCE_ENGINE_PORTS_MAX; i++)
+		if (devs[i]->port.vdev[0] != '\0' || devs[i]->port.link[0] != '\0')
+			port_conf(&devs[i]->port, &conf->port[conf->n_ports++]);
+	if (conf->n_ports > 0) {
+		const char *sleep_us = getenv("DROCE_IDLE_SLEEP_US");
+
+		conf->eal_args = getenv("DROCE_EAL_ARGS");
+		conf->idle_sleep_us = sleep_us != NULL ? (uint32_t)strtoul(sleep_us, NULL, 0) : 50;
+		rc = droce_engine_start(conf, &hooks, keys);
+		if (rc != 0)
+			fprintf(stderr, "droce: the engine did not start (%s): ports stay down\n",
+				strerror(-rc));
+	}
+	free(conf);
+	pthread_mutex_unlock(&start_lock);
+}
+
+bool droce_embedded_port(const struct droce_device *d, bool *link_up, uint32_t *speed_mbps)
+{
+	struct droce_engine_port_info info;
+
+	if (!droce_engine_running() || droce_engine_port_info(d->port.name, &info) != 0)
+		return false;
+	*link_up = info.link_up;
+	*speed_mbps = info.speed_mbps;
+	return true;
+}
+
+int droce_embedded_cq_add(struct droce_cq *cq)
+{
+	uint32_t id;
+	int rc;
+
+	cq->engine_id = -1;
+	if (!droce_engine_running())
+		return 0;
+	rc = droce_engine_cq_add(droce_cq_ibcq(cq), cq->ring, cq->ring_len, &id);
+	if (rc == 0)
+		cq->engine_id = (int32_t)id;
+	return rc;
+}
+
+void droce_embedded_cq_del(struct droce_cq *cq)
+{
+	if (cq->engine_id >= 0)
+		droce_engine_cq_del((uint32_t)cq->engine_id);
+}
+
+int droce_embedded_srq_add(struct droce_srq *srq)
+{
+	uint32_t id;
+	int rc;
+
+	srq->engine_id = -1;
+	if (!droce_engine_running())
+		return 0;
+	rc = droce_engine_srq_add(&srq->ibsrq, srq->ring, srq->ring_len, &id);
+	if (rc == 0)
+		srq->engine_id = (int32_t)id;
+	return rc;
+}
+
+void droce_embedded_srq_del(struct droce_srq *srq)
+{
+	if (srq->engine_id >= 0)
+		droce_engine_srq_del((uint32_t)srq->engine_id);
+}
+
+int droce_embedded_qp_add(struct droce_qp *qp)
+{
+	struct ibv_qp *ib = &qp->qpx.qp_base;
+	struct droce_cq *scq = to_dcq(ib->send_cq), *rcq = to_dcq(ib->recv_cq);
+	struct droce_engine_qp d = {
+		.port = to_dctx(ib->context)->dev->port.name,
+		.qp = ib,
+		.qpn = ib->qp_num,
+		.type = ib->qp_type,
+		.pd = to_dpd(ib->pd)->id,
+		.sq_ring = qp->sq_ring,
+		.sq_len = qp->sq_len,
+		.rq_ring = qp->rq_ring,
+		.rq_len = qp->rq_len,
+		.srq = qp->srq != NULL ? qp->srq->engine_id : -1,
+		.sq_sig_all = qp->sq_sig_all,
+	};
+	int rc;
+
+	qp->in_engine = false;
+	if (!droce_engine_running() || scq->engine_id < 0 || rcq->engine_id < 0)
+		return 0;
+	d.send_cq = (uint32_t)scq->engine_id;
+	d.recv_cq = (uint32_t)rcq->engine_id;
+	rc = droce_engine_qp_add(&d);
+	if (rc == 0)
+		qp->in_engine = true;
+	return rc;
+}
+
+void droce_embedded_qp_modify(struct droce_qp *qp, const struct ibv_qp_attr *attr, int mask,
+			      enum ibv_qp_state state)
+{
+	if (qp->in_engine)
+		droce_engine_qp_modify(qp->qpx.qp_base.qp_num, attr, mask, state);
+}
+
+void droce_embedded_qp_del(struct droce_qp *qp)
+{
+	if (qp->in_engine)
+		droce_engine_qp_del(qp->qpx.qp_base.qp_num);
+}
+
+void droce_embedded_ah_add(struct droce_ah *ah)
+{
+	if (droce_engine_running())
+		droce_engine_ah_add(ah->id, to_dpd(ah->ibah.pd)->id, &ah->attr);
+}
+
+void droce_embedded_ah_del(struct droce_ah *ah)
+{
+	if (droce_engine_running())
+		droce_engine_ah_del(ah->id);
+}

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The libibverbs API alone, on the embedded engine: DROCE_DEVICES names two
+ * ports joined back to back, ibv_open_device() starts the engine, and a UD
+ * message goes from droce0 to droce1 with nothing but verbs calls.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <infiniband/verbs.h>
+
+#define DEVICES                                                      \
+	"droce0:mac=02:00:00:00:00:01,ip=10.0.0.1,mtu=4200,link=l0 " \
+	"droce1:mac=02:00:00:00:00:02,ip=10.0.0.2,mtu=4200,link=l0"
+#define QKEY 0x4791
+
+struct end {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t buf[8192];
+};
+
+static struct end e0, e1;
+
+static void end_open(struct end *x, struct ibv_device *dev)
+{
+	struct ibv_qp_init_attr ia = {
+		.cap = {.max_send_wr = 32, .max_recv_wr = 32, .max_send_sge = 1, .max_recv_sge = 1},
+		.qp_type = IBV_QPT_UD,
+	};
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
+
+	x->ctx = ibv_open_device(dev);
+	cr_assert_not_null(x->ctx);
+	x->pd = ibv_alloc_pd(x->ctx);
+	x->cq = ibv_create_cq(x->ctx, 64, NULL, NULL, 0);
+	cr_assert_not_null(x->cq);
+	ia.send_cq = x->cq;
+	ia.recv_cq = x->cq;
+	x->qp = ibv_create_qp(x->pd, &ia);
+	cr_assert_not_null(x->qp, "create_qp: %s", strerror(errno));
+	x->mr = ibv_reg_mr(x->pd, x->buf, sizeof(x->buf), IBV_ACCESS_LOCAL_WRITE);
+	cr_assert_not_null(x->mr);
+	cr_assert_eq(ibv_modify_qp(x->qp, &a,
+				   IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
+		     0);
+	a.qp_state = IBV_QPS_RTR;
+	cr_assert_eq(ibv_modify_qp(x->qp, &a, IBV_QP_STATE), 0);
+	a.qp_state = IBV_QPS_RTS;
+	cr_assert_eq(ibv_modify_qp(x->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+}
+
+static void setup(void)
+{
+	struct ibv_device **list;
+	int n;
+
+	setenv("DROCE_DEVICES", DEVICES, 1);
+	list = ibv_get_device_list(&n);
+	cr_assert_eq(n, 2);
+	end_open(&e0, list[0]);
+	end_open(&e1, list[1]);
+	ibv_free_device_list(list);
+}
+
+TestSuite(embedded_ud, .init = setup, .timeout = 60);
+
+static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		int n = ibv_poll_cq(cq, 1, wc);
+
+		if (n != 0)
+			return n;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 10);
+	return 0;
+}
+
+Test(embedded_ud, ports_active_once_the_engine_runs)
+{
+	struct ibv_port_attr pa;
+
+	cr_assert_eq(ibv_query_port(e0.ctx, 1, &pa), 0);
+	cr_expect_eq(pa.state, IBV_PORT_ACTIVE);
+	cr_expect_eq(pa.active_mtu, IBV_MTU_4096);
+}
+
+Test(embedded_ud, messages_both_ways)
+{
+	union ibv_gid g0, g1;
+	struct ibv_wc wc;
+
+	cr_assert_eq(ibv_query_gid(e0.ctx, 1, 1, &g0), 0);
+	cr_assert_eq(ibv_query_gid(e1.ctx, 1, 1, &g1), 0);
+	for (int round = 0; round < 50; round++) {
+		struct end *from = round % 2 ? &e1 : &e0, *to = round % 2 ? &e0 : &e1;
+		struct ibv_ah_attr aa = {
+			.is_global = 1,
+			.port_num = 1,
+			.grh = {.dgid = round % 2 ? g0 : g1, .sgid_index = 1, .hop_limit = 64}};
+		struct ibv_ah *ah = ibv_create_ah(from->pd, &aa);
+		uint32_t len = (uint32_t)(round * 80 % 4096);
+		struct ibv_sge rs = {
+			.addr = (uintptr_t)to->buf, .length = 4200, .lkey = to->mr->lkey};
+		struct ibv_recv_wr rwr = {.wr_id = 100 + (uint64_t)round,
+					  .sg_list = &rs,
+					  .num_sge = 1},
+				   *rbad;
+		struct ibv_sge ss = {
+			.addr = (uintptr_t)from->buf, .length = len, .lkey = from->mr->lkey};
+		struct ibv_send_wr swr =
+					   {
+						   .wr_id = (uint64_t)round,
+						   .sg_list = &ss,
+						   .num_sge = len ? 1 : 0,
+						   .opcode = IBV_WR_SEND_WITH_IMM,
+						   .send_flags = IBV_SEND_SIGNALED,
+						   .imm_data = htobe32((uint32_t)round),
+						   .wr = {.ud = {.ah = ah,
+								 .remote_qpn = to->qp->qp_num,
+								 .remote_qkey = QKEY}},
+					   },
+				   *sbad;
+
+		cr_assert_not_null(ah);
+		for (uint32_t i = 0; i < len; i++)
+			from->buf[i] = (uint8_t)(i + (uint32_t)round);
+		cr_assert_eq(ibv_post_recv(to->qp, &rwr, &rbad), 0);
+		cr_assert_eq(ibv_post_send(from->qp, &swr, &sbad), 0);
+		cr_assert_eq(poll_one(from->cq, &wc), 1, "round %d: no send completion", round);
+		cr_expect_eq(wc.status, IBV_WC_SUCCESS);
+		cr_assert_eq(poll_one(to->cq, &wc), 1, "round %d: no receive completion", round);
+		cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+		cr_expect_eq(wc.wr_id, 100 + (uint64_t)round);
+		cr_expect_eq(wc.byte_len, 40 + len);
+		cr_expect_eq(be32toh(wc.imm_data), (uint32_t)round);
+		cr_expect_arr_eq(to->buf + 40, from->buf, len, "round %d", round);
+		ibv_destroy_ah(ah);
+	}
+}
