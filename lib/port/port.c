@@ -164,8 +164,13 @@ uint16_t droce_port_tx_flush(struct droce_port *p, uint16_t q)
 
 void droce_port_close(struct droce_port *p)
 {
+	struct rte_eth_dev_info info;
+	struct rte_device *dev = NULL;
 	uint16_t q;
 
+	/* the device handle is taken before close: a closed port has no info */
+	if (p->probed && rte_eth_dev_info_get(p->port_id, &info) == 0)
+		dev = info.device;
 	if (p->started) {
 		for (q = 0; q < p->nb_queues; q++)
 			droce_port_tx_flush(p, q);
@@ -173,13 +178,9 @@ void droce_port_close(struct droce_port *p)
 		rte_eth_dev_close(p->port_id);
 		p->started = false;
 	}
-	if (p->probed) {
-		struct rte_eth_dev_info info;
-
-		if (rte_eth_dev_info_get(p->port_id, &info) == 0 && info.device != NULL)
-			rte_dev_remove(info.device);
-		p->probed = false;
-	}
+	if (dev != NULL)
+		rte_dev_remove(dev);
+	p->probed = false;
 	rte_mempool_free(p->pool);
 	p->pool = NULL;
 }
