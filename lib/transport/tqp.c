@@ -72,8 +72,9 @@ bool droce_tcq_post(struct droce_tcq *cq, const struct droce_cqe *cqe)
 void droce_tqp_complete(const struct droce_transport_env *env, struct droce_tcq *cq,
 			const struct droce_cqe *cqe, bool solicited)
 {
+	/* an unsuccessful completion wakes a solicited-only arm too (ibv_req_notify_cq(3)) */
 	if (droce_tcq_post(cq, cqe) && env->cq_notify != NULL)
-		env->cq_notify(env->arg, cq->user, solicited);
+		env->cq_notify(env->arg, cq->user, solicited || cqe->status != IBV_WC_SUCCESS);
 }
 
 void droce_tqp_to_error(const struct droce_transport_env *env, struct droce_tqp *q,
