@@ -12,15 +12,6 @@
 #include "verbs_limits.h"
 #include "verbs_priv.h"
 
-static uint32_t pow2_at_least(uint32_t n)
-{
-	uint32_t p = 1;
-
-	while (p < n)
-		p <<= 1;
-	return p;
-}
-
 static void cqe_to_wc(const struct droce_cqe *e, struct ibv_wc *wc)
 {
 	wc->wr_id = e->wr_id;
@@ -84,7 +75,7 @@ int droce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 static int cq_setup(struct droce_cq *cq, uint32_t cqe)
 {
 	/* every slot of a droce ring is usable: a ring of cqe slots holds cqe CQEs */
-	uint32_t slots = pow2_at_least(cqe);
+	uint32_t slots = droce_pow2_at_least(cqe);
 	size_t ring_len = droce_ring_mem_size(slots, sizeof(struct droce_cqe));
 	int rc;
 

@@ -22,6 +22,16 @@
 
 #define DROCE_CONTAINER_OF(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
+/** The smallest power of two >= @p n (ring slot counts); @p n <= 2^31. */
+static inline uint32_t droce_pow2_at_least(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
 /* ------------------------------------------------------------ verbs_config.c */
 
 #define DROCE_NAME_MAX      64

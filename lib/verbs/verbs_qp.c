@@ -15,15 +15,6 @@
 /* QPNs 0 and 1 are the special QPs (SMI, GSI); droce hands out from 0x11 as Linux does. */
 static uint32_t next_qpn = 0x11;
 
-static uint32_t pow2_at_least(uint32_t n)
-{
-	uint32_t p = 1;
-
-	while (p < n)
-		p <<= 1;
-	return p;
-}
-
 static uint32_t round_up(uint32_t n, uint32_t to)
 {
 	return (n + to - 1) / to * to;
@@ -83,8 +74,8 @@ static int qp_rings(struct droce_qp *qp, const struct ibv_qp_init_attr_ex *a)
 {
 	/* with an SRQ the receive caps are ignored (ibv_create_qp(3)) and were not checked */
 	uint32_t recv_wr = a->srq == NULL && a->cap.max_recv_wr ? a->cap.max_recv_wr : 1;
-	uint32_t sq_slots = pow2_at_least(a->cap.max_send_wr ? a->cap.max_send_wr : 1);
-	uint32_t rq_slots = pow2_at_least(recv_wr);
+	uint32_t sq_slots = droce_pow2_at_least(a->cap.max_send_wr ? a->cap.max_send_wr : 1);
+	uint32_t rq_slots = droce_pow2_at_least(recv_wr);
 	uint32_t send_sge = a->cap.max_send_sge ? a->cap.max_send_sge : 1;
 	uint32_t recv_sge = a->srq == NULL && a->cap.max_recv_sge ? a->cap.max_recv_sge : 1;
 	uint32_t payload = send_sge * (uint32_t)sizeof(struct droce_sge);

@@ -10,15 +10,6 @@
 #include "verbs_limits.h"
 #include "verbs_priv.h"
 
-static uint32_t pow2_at_least(uint32_t n)
-{
-	uint32_t p = 1;
-
-	while (p < n)
-		p <<= 1;
-	return p;
-}
-
 /* Arm the limit (0 disarms): limit first, then the sequence the engine watches. */
 static void srq_arm(struct droce_srq *srq, uint32_t limit)
 {
@@ -45,7 +36,7 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 		errno = ENOMEM;
 		return NULL;
 	}
-	slots = pow2_at_least(a->max_wr);
+	slots = droce_pow2_at_least(a->max_wr);
 	sge = a->max_sge ? a->max_sge : 1;
 	srq->slot_size = (uint32_t)(sizeof(struct droce_recv_wqe) + sge * sizeof(struct droce_sge));
 	srq->ring_len = droce_ring_mem_size(slots, srq->slot_size);
