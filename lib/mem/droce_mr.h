@@ -300,6 +300,18 @@ int droce_mw_bind_type1(struct droce_mr_table *t, uint32_t handle, uint32_t qp_p
 			const struct droce_mw_bind_info *b, uint32_t *rkey);
 
 /**
+ * As droce_mw_bind_type1(), with the new key chosen by the caller: the key the
+ * verbs layer returned to the application when it posted the bind (the
+ * window's index, a key byte other than the current one). The engine uses this
+ * form, so that a bind flushed before it ran cannot put the application's view
+ * of the key and the table's out of step.
+ * @return as droce_mw_bind_type1(); also -EINVAL for @p rkey of another index or
+ *  equal to the window's current key.
+ */
+int droce_mw_bind_type1_key(struct droce_mr_table *t, uint32_t handle, uint32_t qp_pd,
+			    const struct droce_mw_bind_info *b, uint32_t rkey);
+
+/**
  * Bind type-2 window @p handle to QP @p qpn as a Bind MW work request of that QP asks; the
  * window's key becomes @p rkey, whose byte the consumer chose (its index must be the
  * window's). On failure nothing changes.

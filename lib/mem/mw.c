@@ -150,8 +150,9 @@ static void mw_bind(struct droce_mr_table *t, struct droce_mr_entry *mw, struct 
 	mr->nr_mw++;
 }
 
-int droce_mw_bind_type1(struct droce_mr_table *t, uint32_t handle, uint32_t qp_pd,
-			const struct droce_mw_bind_info *b, uint32_t *rkey)
+/* Type-1 bind; @p want is the new key, or 0 for the next one of the slot. */
+static int bind_type1(struct droce_mr_table *t, uint32_t handle, uint32_t qp_pd,
+		      const struct droce_mw_bind_info *b, uint32_t want, uint32_t *rkey)
 {
 	struct droce_mr_entry *mw, *mr;
 	uint32_t key;
@@ -172,6 +173,14 @@ int droce_mw_bind_type1(struct droce_mr_table *t, uint32_t handle, uint32_t qp_p
 	}
 	/* a new key on every bind, as ibv_inc_rkey(): the previous rkey stops working */
 	key = mr_next_key(mw, droce_mr_key_index(handle));
+	if (want != 0) {
+		/* the key the verbs layer announced: the window's index, any other byte */
+		if (droce_mr_key_index(want) != droce_mr_key_index(handle) || want == mw->key) {
+			ret = -EINVAL;
+			goto out_unlock;
+		}
+		key = want;
+	}
 	if (b->length == 0) {
 		/* unbind; the MR, if any, is not looked at (ibv_bind_mw() allows none) */
 		if (mw->pd != qp_pd) {
@@ -192,6 +201,20 @@ int droce_mw_bind_type1(struct droce_mr_table *t, uint32_t handle, uint32_t qp_p
 out_unlock:
 	mr_unlock(t);
 	return ret;
+}
+
+int droce_mw_bind_type1(struct droce_mr_table *t, uint32_t handle, uint32_t qp_pd,
+			const struct droce_mw_bind_info *b, uint32_t *rkey)
+{
+	return bind_type1(t, handle, qp_pd, b, 0, rkey);
+}
+
+int droce_mw_bind_type1_key(struct droce_mr_table *t, uint32_t handle, uint32_t qp_pd,
+			    const struct droce_mw_bind_info *b, uint32_t rkey)
+{
+	uint32_t got;
+
+	return bind_type1(t, handle, qp_pd, b, rkey, &got);
 }
 
 int droce_mw_bind_type2(struct droce_mr_table *t, uint32_t handle, uint32_t qp_pd, uint32_t qpn,

@@ -856,3 +856,29 @@ Test(mw_concurrency, binds_race_a_reader, .init = setup, .fini = teardown)
 	cr_expect_eq(r.torn, 0, "%" PRIu64 " windows with another key's fields", r.torn);
 	cr_expect_eq(bound_mws(wc_mr), 0, "every bind was undone");
 }
+
+/* ------------------------------------------------------------------ type 1, caller's key */
+
+Test(mw_bind1, key_from_the_caller_is_used)
+{
+	uint32_t mr = mr_ok(PD, LW | BIND, 0), h = mw_ok(PD, DROCE_MW_TYPE_1);
+	struct droce_mw_bind_info b = bi(mr, MRVA, 64, RR);
+	/* what ibv_inc_rkey() would have given twice: a bind that was flushed, then this one */
+	uint32_t want =
+		droce_mr_key_make(droce_mr_key_index(h), (uint8_t)(droce_mr_key_byte(h) + 2));
+	struct droce_mr_info i;
+
+	cr_assert_eq(droce_mw_bind_type1_key(&t, h, PD, &b, want), 0);
+	cr_assert_eq(droce_mr_query(&t, want, &i), 0, "the window carries the caller's key");
+	cr_expect_eq(droce_mr_query(&t, h, &i), -EINVAL, "the old key is gone");
+}
+
+Test(mw_bind1, key_of_another_index_refused)
+{
+	uint32_t mr = mr_ok(PD, LW | BIND, 0), h = mw_ok(PD, DROCE_MW_TYPE_1);
+	struct droce_mw_bind_info b = bi(mr, MRVA, 64, RR);
+	uint32_t other = droce_mr_key_make(droce_mr_key_index(h) + 1, droce_mr_key_byte(h));
+
+	cr_expect_eq(droce_mw_bind_type1_key(&t, h, PD, &b, other), -EINVAL);
+	cr_expect_eq(droce_mw_bind_type1_key(&t, h, PD, &b, h), -EINVAL, "the current key");
+}
