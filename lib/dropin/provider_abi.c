@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 /* rdma-core exports this flag for providers: disassociated devices may be destroyed. */
 bool verbs_allow_disassociate_destroy;
@@ -21,6 +22,14 @@ bool verbs_allow_disassociate_destroy;
 	int name(void)             \
 	{                          \
 		return EOPNOTSUPP; \
+	}
+
+#define PROVIDER_ABI_NULL(name)     \
+	void *name(void);           \
+	void *name(void)            \
+	{                           \
+		errno = EOPNOTSUPP; \
+		return NULL;        \
 	}
 
 #define PROVIDER_ABI_IGNORE(name) \
@@ -35,7 +44,7 @@ PROVIDER_ABI_IGNORE(verbs_set_ops)
 PROVIDER_ABI_IGNORE(verbs_uninit_context)
 
 /* Kernel command helpers and context setup for providers: unreachable with droce. */
-PROVIDER_ABI_FAIL(_verbs_init_and_alloc_context)
+PROVIDER_ABI_NULL(_verbs_init_and_alloc_context)
 PROVIDER_ABI_FAIL(execute_ioctl)
 PROVIDER_ABI_FAIL(ibv_cmd_advise_mr)
 PROVIDER_ABI_FAIL(ibv_cmd_alloc_dm)

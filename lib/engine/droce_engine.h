@@ -72,6 +72,12 @@ void droce_engine_stop(void);
 
 bool droce_engine_running(void);
 
+/**
+ * Return once the engine lcore has finished the loop pass it was in (no-op
+ * when it does not run): after a key was invalidated, no packet still uses it.
+ */
+void droce_engine_sync(void);
+
 struct droce_engine_port_info {
 	bool link_up;
 	uint32_t speed_mbps;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "droce_engine.h"
 #include "droce_mr.h"
 #include "verbs_limits.h"
 #include "verbs_priv.h"
@@ -153,6 +154,7 @@ int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr, 
 		errno = -rc;
 		return IBV_REREG_MR_ERR_INPUT; /* the old MR is still valid */
 	}
+	droce_engine_sync(); /* the old keys and range are out of use when this returns */
 	if (new_pd != ibmr->pd) {
 		droce_pd_put(to_dpd(ibmr->pd));
 		droce_pd_get(to_dpd(new_pd));
@@ -175,6 +177,8 @@ int ibv_dereg_mr(struct ibv_mr *ibmr)
 
 	if (rc != 0)
 		return -rc; /* EBUSY while windows are bound to it */
+	/* the application may free the memory next: no packet may still be copying into it */
+	droce_engine_sync();
 	droce_pd_put(to_dpd(ibmr->pd));
 	free(DROCE_CONTAINER_OF(ibmr, struct droce_mr, ibmr));
 	return 0;
@@ -219,6 +223,7 @@ int droce_dealloc_mw(struct ibv_mw *ibmw)
 
 	if (rc != 0)
 		return -rc;
+	droce_engine_sync();
 	droce_pd_put(to_dpd(ibmw->pd));
 	free(mw);
 	return 0;

@@ -168,8 +168,17 @@ struct ibv_qp *droce_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 	qp->attr.cur_qp_state = IBV_QPS_RESET;
 	qp->attr.cap = qp->cap;
 	qp->ctl->state = IBV_QPS_RESET;
+	/* hold the CQs and the SRQ before the engine can complete to them */
+	__atomic_fetch_add(&to_dcq(a->send_cq)->users, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&to_dcq(a->recv_cq)->users, 1, __ATOMIC_RELAXED);
+	if (qp->srq != NULL)
+		__atomic_fetch_add(&qp->srq->users, 1, __ATOMIC_RELAXED);
 	rc = droce_embedded_qp_add(qp);
 	if (rc != 0) {
+		__atomic_fetch_sub(&to_dcq(a->send_cq)->users, 1, __ATOMIC_RELEASE);
+		__atomic_fetch_sub(&to_dcq(a->recv_cq)->users, 1, __ATOMIC_RELEASE);
+		if (qp->srq != NULL)
+			__atomic_fetch_sub(&qp->srq->users, 1, __ATOMIC_RELEASE);
 		/* the engine cannot run it (a QP type whose transport is not there yet) */
 		droce_shm_free(&qp->shm);
 		pthread_spin_destroy(&qp->sq_lock);
@@ -181,10 +190,6 @@ struct ibv_qp *droce_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 		return NULL;
 	}
 	droce_pd_get(to_dpd(a->pd));
-	__atomic_fetch_add(&to_dcq(a->send_cq)->users, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&to_dcq(a->recv_cq)->users, 1, __ATOMIC_RELAXED);
-	if (qp->srq != NULL)
-		__atomic_fetch_add(&qp->srq->users, 1, __ATOMIC_RELAXED);
 	droce_qp_wr_init(qp);
 	a->cap = qp->cap;
 	return ib;
@@ -338,13 +343,14 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct droce_qp *qp = to_dqp(ibqp);
 
+	/* the engine lets go first: after this no event about the QP can be raised */
+	droce_embedded_qp_del(qp);
 	/* libibverbs semantics: no event names a freed QP, and every reported one is acked */
 	droce_async_forget(ibqp->context, ibqp);
 	pthread_mutex_lock(&ibqp->mutex);
 	while (ibqp->events_completed != __atomic_load_n(&qp->async_reported, __ATOMIC_RELAXED))
 		pthread_cond_wait(&ibqp->cond, &ibqp->mutex);
 	pthread_mutex_unlock(&ibqp->mutex);
-	droce_embedded_qp_del(qp);
 	__atomic_fetch_sub(&to_dcq(ibqp->send_cq)->users, 1, __ATOMIC_RELEASE);
 	__atomic_fetch_sub(&to_dcq(ibqp->recv_cq)->users, 1, __ATOMIC_RELEASE);
 	if (qp->srq != NULL)
