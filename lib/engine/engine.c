@@ -5,6 +5,7 @@
  * tables, and the engine lcore.
  */
 #include <errno.h>
+#include <sched.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,19 +49,31 @@ static int eal_start(struct engine *e)
 {
 	static char args[EAL_ARGS_MAX][128];
 	char *argv[EAL_ARGS_MAX];
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	const char *no_huge = getenv("DROCE_NO_HUGE");
-	int argc = 0;
+	char cpus[256] = "", *end = cpus;
+	int argc = 0, last = 0, cpu;
+	cpu_set_t set;
 
-	if (ncpu < 1)
-		ncpu = 1;
+	/* the CPUs this thread may run on (taskset, cgroups): lcore 0 keeps all of them, so
+	 * the application's threads keep their affinity; the engine takes the last one */
+	if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+		CPU_ZERO(&set);
+		CPU_SET(0, &set);
+	}
+	for (cpu = 0; cpu < CPU_SETSIZE && end < cpus + sizeof(cpus) - 8; cpu++) {
+		if (!CPU_ISSET(cpu, &set))
+			continue;
+		end += snprintf(end, (size_t)(cpus + sizeof(cpus) - end), "%s%d",
+				end == cpus ? "" : ",", cpu);
+		last = cpu;
+	}
 	snprintf(e->file_prefix, sizeof(e->file_prefix), "droce-%d", (int)getpid());
 #define ARG(...) snprintf(args[argc], sizeof(args[0]), __VA_ARGS__), argv[argc] = args[argc], argc++
 	ARG("droce");
 	ARG("--file-prefix=%s", e->file_prefix);
 	ARG("--no-telemetry");
 	ARG("--log-level=error");
-	ARG("--lcores=0@(0-%ld),1@%ld", ncpu - 1, ncpu - 1);
+	ARG("--lcores=0@(%s),1@%d", cpus, last);
 	if ((no_huge == NULL || strcmp(no_huge, "1") != 0) && free_hugepages() >= 128) {
 		ARG("--huge-unlink");
 		ARG("-m");
@@ -93,6 +106,20 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
 	(void)flag;
 	(void)ftw;
 	return remove(path);
+}
+
+/* Clean the EAL droce started up, and its runtime folder. */
+static void eal_finish(struct engine *e)
+{
+	const char *run = getuid() == 0 ? "/var/run" : getenv("XDG_RUNTIME_DIR");
+	char dir[256];
+
+	if (!e->eal_ours)
+		return;
+	rte_eal_cleanup();
+	snprintf(dir, sizeof(dir), "%.150s/dpdk/%.63s", run != NULL ? run : "/tmp", e->file_prefix);
+	nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+	e->eal_ours = false;
 }
 
 /* Open a port, its neighbour table and the addresses the transport sends from. */
@@ -199,6 +226,8 @@ static void engine_teardown(struct engine *e)
 	}
 	e->n_ports = 0;
 	for (i = 0; i < ENGINE_QPS_MAX; i++) {
+		if (e->qps[i] != NULL)
+			droce_tqp_fini(&e->qps[i]->port->env, &e->qps[i]->tqp);
 		free(e->qps[i]);
 		e->qps[i] = NULL;
 	}
@@ -251,13 +280,20 @@ int droce_engine_start(const struct droce_engine_conf *conf, const struct droce_
 		e->hz_per_us = rte_get_timer_hz() / 1000000;
 		if (e->hz_per_us == 0)
 			e->hz_per_us = 1;
+		/* slots of about a microsecond (the wheel rounds down to a power of two) */
+		droce_timer_wheel_init(&e->wheel, rte_get_timer_cycles(),
+				       droce_timer_ns_to_ticks(1000, rte_get_timer_hz()));
 		__atomic_store_n(&e->running, true, __ATOMIC_RELEASE);
 		rc = rte_eal_remote_launch(engine_lcore_main, e, e->lcore);
 		if (rc != 0)
 			__atomic_store_n(&e->running, false, __ATOMIC_RELEASE);
 	}
-	if (rc != 0)
+	if (rc != 0) {
 		engine_teardown(e);
+		eal_finish(e);
+	} else {
+		e->pid = getpid();
+	}
 	pthread_mutex_unlock(&e->ctl_lock);
 	if (rc == 0)
 		atexit(droce_engine_stop);
@@ -267,25 +303,17 @@ int droce_engine_start(const struct droce_engine_conf *conf, const struct droce_
 void droce_engine_stop(void)
 {
 	struct engine *e = &droce_engine;
-	char dir[256];
 
 	pthread_mutex_lock(&e->ctl_lock);
-	if (!e->running) {
+	/* a forked child inherits the flag but not the lcore, nor the runtime folder */
+	if (!e->running || e->pid != getpid()) {
 		pthread_mutex_unlock(&e->ctl_lock);
 		return;
 	}
 	__atomic_store_n(&e->running, false, __ATOMIC_RELEASE);
 	rte_eal_wait_lcore(e->lcore);
 	engine_teardown(e);
-	if (e->eal_ours) {
-		rte_eal_cleanup();
-		const char *run = getuid() == 0 ? "/var/run" : getenv("XDG_RUNTIME_DIR");
-
-		snprintf(dir, sizeof(dir), "%.150s/dpdk/%.63s", run != NULL ? run : "/tmp",
-			 e->file_prefix);
-		nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
-		e->eal_ours = false;
-	}
+	eal_finish(e);
 	pthread_mutex_unlock(&e->ctl_lock);
 }
 

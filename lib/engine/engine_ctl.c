@@ -68,6 +68,7 @@ static void qp_remove(struct engine *e, uint32_t qpn)
 	if (e->qps[i] == NULL)
 		return;
 	list_del(e, e->qps[i]);
+	droce_tqp_fini(&e->qps[i]->port->env, &e->qps[i]->tqp);
 	free(e->qps[i]);
 	e->qps[i] = NULL;
 	e->n_qps--;
@@ -100,8 +101,8 @@ static int apply_qp_add(struct engine *e, const struct droce_engine_qp *d)
 	    !e->cqs[d->send_cq].used || !e->cqs[d->recv_cq].used ||
 	    (d->srq >= 0 && (d->srq >= ENGINE_SRQS_MAX || !e->srqs[d->srq].used)))
 		return -EINVAL;
-	if (d->type != IBV_QPT_UD)
-		return -EOPNOTSUPP; /* RC and UC arrive with their requesters and responders */
+	if (d->type != IBV_QPT_UD && d->type != IBV_QPT_RC && d->type != IBV_QPT_UC)
+		return -EOPNOTSUPP;
 	if (engine_qp_find(e, d->qpn) != NULL)
 		return -EEXIST;
 	q = calloc(1, sizeof(*q));

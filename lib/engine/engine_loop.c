@@ -2,7 +2,9 @@
 /*
  * The engine lcore's poll loop: control commands, then for every port an RX
  * burst (RoCEv2 to the QPs, ARP/ND to the neighbour table), the send pass
- * over the QPs, neighbour requests due, and the TX flush; idle loops back off.
+ * over the QPs (responses and coalesced ACKs, then requests), the timer wheel
+ * (RC retransmission and RNR), neighbour requests due, and the TX flush; idle
+ * loops back off.
  */
 #include <string.h>
 #include <unistd.h>
@@ -15,6 +17,7 @@
 
 #define IDLE_LOOPS_BEFORE_SLEEP 1024
 #define SEND_BUDGET             32
+#define TIMER_BUDGET            64
 
 static uint64_t now_us(const struct engine *e)
 {
@@ -85,6 +88,8 @@ void engine_env_init(struct engine *e, struct engine_port *p)
 		.srq_limit = env_srq_limit,
 		.ah = env_ah,
 		.arg = p,
+		.wheel = &e->wheel,
+		.tick_hz = rte_get_timer_hz(),
 	};
 }
 
@@ -186,6 +191,7 @@ int engine_lcore_main(void *arg)
 	while (__atomic_load_n(&e->running, __ATOMIC_ACQUIRE)) {
 		uint64_t now = now_us(e);
 		unsigned int work = 0, i;
+		int fired;
 
 		engine_cmd_apply(e);
 		for (i = 0; i < e->n_ports; i++)
@@ -198,6 +204,13 @@ int engine_lcore_main(void *arg)
 			if (done > 0)
 				work += (unsigned int)done;
 		}
+		/*
+		 * Retransmission and RNR timers; what they restart goes out on the next pass.
+		 * Run every loop: the wheel's now is the transport's clock.
+		 */
+		fired = droce_transport_timers_run(&e->wheel, rte_get_timer_cycles(), TIMER_BUDGET);
+		if (fired > 0)
+			work += (unsigned int)fired;
 		for (i = 0; i < e->n_ports; i++) {
 			neigh_requests(&e->ports[i], now);
 			if (e->ports[i].port.txq[0].n > 0)

@@ -4,6 +4,7 @@
 #define DROCE_ENGINE_PRIV_H
 
 #include <pthread.h>
+#include <sys/types.h>
 
 #include "droce_engine.h"
 #include "droce_neigh.h"
@@ -76,6 +77,7 @@ struct engine_cmd {
 struct engine {
 	bool running;  /* the lcore runs (written by the control path) */
 	bool eal_ours; /* droce initialised the EAL and cleans it up */
+	pid_t pid;     /* the process the engine runs in (not a forked child) */
 	unsigned int lcore;
 	char file_prefix[64];
 	struct droce_engine_conf conf;
@@ -96,6 +98,8 @@ struct engine {
 	struct engine_cmd *pending; /* control path stores (release), lcore clears (release) */
 	struct droce_engine_stats stats;
 	uint64_t hz_per_us;
+	/* RC retransmission and RNR timers, in timer cycles; run by the lcore each loop */
+	struct droce_timer_wheel wheel;
 };
 
 extern struct engine droce_engine;

@@ -24,6 +24,7 @@
 
 #include "droce_mr.h"
 #include "droce_ring.h"
+#include "droce_timer.h"
 #include "droce_wire_pkt.h"
 #include "droce_wqe.h"
 
@@ -75,6 +76,12 @@ struct droce_transport_env {
 	/** address handles by id (UD work requests carry the id) */
 	const struct droce_tah *(*ah)(void *arg, uint32_t id);
 	void *arg;
+	/**
+	 * The lcore's timer wheel (RC: retransmission and RNR timers). Its now, as the last
+	 * droce_transport_timers_run() left it, is the transport's clock. Needed by RC.
+	 */
+	struct droce_timer_wheel *wheel;
+	uint64_t tick_hz; /**< wheel ticks per second */
 };
 
 /** Per-QP counters (names as rxe and mlx5 report them). */
@@ -87,7 +94,25 @@ struct droce_tqp_stats {
 	uint64_t bad_state_drop;  /**< packets for a QP in RESET/INIT */
 	uint64_t neigh_wait;      /**< loop passes a WQE waited for an address */
 	uint64_t neigh_drop;      /**< UD sends dropped: the address never resolved */
+	/* RC/UC responder */
+	uint64_t duplicate_request; /**< requests with a PSN already seen */
+	uint64_t out_of_sequence;   /**< requests with a PSN ahead of the expected one */
+	uint64_t packet_seq_err;    /**< NAK PSN sequence error sent */
+	uint64_t send_rnr_err;      /**< RNR NAK sent (no receive WQE) */
+	uint64_t resp_nak_err;      /**< NAK invalid request / access / operational sent */
+	uint64_t uc_msg_drop;       /**< UC packets dropped (gap, no WQE, bad sequence) */
+	/* RC requester and completer */
+	uint64_t rcvd_seq_err;          /**< NAK PSN sequence error received */
+	uint64_t rcvd_rnr_err;          /**< RNR NAK received */
+	uint64_t rnr_nak_retry_err;     /**< RNR retries exhausted */
+	uint64_t local_ack_timeout_err; /**< retransmission timer expiries */
+	uint64_t implied_nak_seq_err;   /**< READ/atomic response missing, re-requested */
+	uint64_t retry_exceeded_err;    /**< retry_cnt exhausted */
+	uint64_t completer_retry_err;   /**< go-back-N restarts */
+	uint64_t resp_drop;             /**< responses dropped: stale, duplicate or malformed */
 };
+
+struct droce_rc;
 
 /** What an engine lcore knows of a QP: its rings and the attributes modify gave it. */
 struct droce_tqp {
@@ -107,19 +132,30 @@ struct droce_tqp {
 	uint16_t pkey;
 	uint32_t dest_qpn;
 	enum ibv_mtu path_mtu;
-	uint32_t sq_psn;       /**< next PSN to send */
-	uint32_t rq_psn;       /**< next PSN expected */
-	uint32_t access;       /**< remote access flags granted */
-	struct ibv_ah_attr av; /**< path to the peer (RC/UC) */
+	uint32_t sq_psn;            /**< next PSN to send */
+	uint32_t rq_psn;            /**< next PSN expected */
+	uint32_t access;            /**< remote access flags granted */
+	struct ibv_ah_attr av;      /**< path to the peer (RC/UC) */
+	uint8_t timeout;            /**< local ACK timeout code (RC) */
+	uint8_t retry_cnt;          /**< retries after timeouts / sequence NAKs (RC) */
+	uint8_t rnr_retry;          /**< retries after RNR NAKs, 7 = infinite (RC) */
+	uint8_t min_rnr_timer;      /**< RNR NAK timer code the responder sends (RC) */
+	uint8_t max_rd_atomic;      /**< READ/atomics outstanding as requester (RC) */
+	uint8_t max_dest_rd_atomic; /**< responder resources (RC) */
+	struct droce_rc *rc;        /**< RC/UC transport state (rc_priv.h) */
 	/* UD send waiting for its destination's MAC */
 	uint32_t neigh_tries;
 	uint32_t neigh_since; /**< when the wait began (us) */
 	struct droce_tqp_stats stats;
 };
 
-/** Attach a tqp to its rings (views from lib/verbs). 0 or -EINVAL/-EPROTO. */
+/** Attach a tqp to its rings (views from lib/verbs); RC/UC allocate their state. 0 or
+ * -EINVAL/-EPROTO/-ENOMEM. */
 int droce_tqp_init(struct droce_tqp *q, uint32_t qpn, enum ibv_qp_type type, uint32_t pd,
 		   void *sq_ring, size_t sq_len, void *rq_ring, size_t rq_len);
+
+/** Release what droce_tqp_init() allocated and cancel the QP's timers. */
+void droce_tqp_fini(const struct droce_transport_env *env, struct droce_tqp *q);
 
 /** Apply a modify: the new state and the attributes named in @p mask. */
 void droce_tqp_modify(struct droce_tqp *q, const struct ibv_qp_attr *attr, int mask,
@@ -141,6 +177,13 @@ int droce_tqp_send(const struct droce_transport_env *env, struct droce_tqp *q, u
  */
 int droce_tqp_recv(const struct droce_transport_env *env, struct droce_tqp *q, struct rte_mbuf *m,
 		   const struct droce_pkt *pkt);
+
+/**
+ * Advance the lcore's timer wheel @p w (the one its environments name) to
+ * @p now (ticks) and run the RC timers due: at most @p max. Returns how many
+ * fired, or -EINVAL for a NULL wheel.
+ */
+int droce_transport_timers_run(struct droce_timer_wheel *w, uint64_t now, unsigned int max);
 
 #ifdef __cplusplus
 }

@@ -31,6 +31,34 @@ int droce_sge_gather(const struct droce_transport_env *env, uint32_t pd,
 	return len == 0 ? 0 : -EMSGSIZE;
 }
 
+/* Gather @p len bytes of the message described by @p sge, from byte @p offset of it. */
+int droce_sge_gather_at(const struct droce_transport_env *env, uint32_t pd,
+			const struct droce_sge *sge, uint32_t num_sge, uint32_t offset,
+			uint8_t *dst, uint32_t len)
+{
+	uint32_t i;
+
+	for (i = 0; i < num_sge && len > 0; i++) {
+		uint32_t room, n;
+		void *host;
+
+		if (offset >= sge[i].length) {
+			offset -= sge[i].length;
+			continue;
+		}
+		room = sge[i].length - offset;
+		n = room < len ? room : len;
+		if (droce_mr_check_local(env->keys, sge[i].lkey, pd, sge[i].addr + offset, n, 0,
+					 &host) != DROCE_MR_OK)
+			return -EACCES;
+		memcpy(dst, host, n);
+		dst += n;
+		len -= n;
+		offset = 0;
+	}
+	return len == 0 ? 0 : -EMSGSIZE;
+}
+
 /*
  * Scatter @p len bytes of mbuf chain @p m (from @p m_off) into the receive
  * buffers of @p sge, starting @p offset bytes into them. Needs LOCAL_WRITE.

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "droce_transport.h"
-#include "transport_priv.h"
+#include "rc_priv.h"
 
 int droce_tqp_init(struct droce_tqp *q, uint32_t qpn, enum ibv_qp_type type, uint32_t pd,
 		   void *sq_ring, size_t sq_len, void *rq_ring, size_t rq_len)
@@ -30,7 +30,16 @@ int droce_tqp_init(struct droce_tqp *q, uint32_t qpn, enum ibv_qp_type type, uin
 		if (q->rq.slot_size > DROCE_TQP_SLOT_MAX)
 			return -EINVAL;
 	}
+	if (type == IBV_QPT_RC || type == IBV_QPT_UC)
+		return droce_rc_init(q);
 	return 0;
+}
+
+void droce_tqp_fini(const struct droce_transport_env *env, struct droce_tqp *q)
+{
+	if (q->rc != NULL && env != NULL && q->rc->env == NULL)
+		q->rc->env = env;
+	droce_rc_fini(q);
 }
 
 void droce_tqp_modify(struct droce_tqp *q, const struct ibv_qp_attr *a, int mask,
@@ -50,10 +59,40 @@ void droce_tqp_modify(struct droce_tqp *q, const struct ibv_qp_attr *a, int mask
 		q->access = a->qp_access_flags;
 	if (mask & IBV_QP_AV)
 		q->av = a->ah_attr;
+	if (mask & IBV_QP_TIMEOUT)
+		q->timeout = a->timeout & 0x1f;
+	if (mask & IBV_QP_RETRY_CNT)
+		q->retry_cnt = a->retry_cnt & 7;
+	if (mask & IBV_QP_RNR_RETRY)
+		q->rnr_retry = a->rnr_retry & 7;
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		q->min_rnr_timer = a->min_rnr_timer & 0x1f;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+		q->max_rd_atomic = a->max_rd_atomic;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+		q->max_dest_rd_atomic = a->max_dest_rd_atomic;
 	if (state == IBV_QPS_RESET) {
 		/* the verbs layer emptied the rings: start again from their indices */
 		q->neigh_tries = 0;
 		memset(&q->stats, 0, sizeof(q->stats));
+	}
+	if (q->rc != NULL) {
+		enum ibv_qp_state old = q->state;
+
+		/* RTR -> RTS starts the requester at sq_psn; RESET forgets everything */
+		if (state == IBV_QPS_RESET)
+			droce_rc_reset(q, true);
+		else if (state == IBV_QPS_RTS && old != IBV_QPS_RTS && old != IBV_QPS_SQD)
+			droce_rc_reset(q, false);
+		if (mask & (IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY)) {
+			q->rc->retry_left = q->retry_cnt;
+			q->rc->rnr_left = q->rnr_retry;
+		}
+		q->state = state;
+		/* asked for by the application: no event, the verbs layer knows */
+		if (state == IBV_QPS_ERR && old != IBV_QPS_ERR && q->rc->env != NULL)
+			droce_rc_to_error(q->rc->env, q, 0);
+		return;
 	}
 	q->state = state;
 }
@@ -160,6 +199,23 @@ int droce_tqp_flush_rq(const struct droce_transport_env *env, struct droce_tqp *
 int droce_tqp_send(const struct droce_transport_env *env, struct droce_tqp *q, uint32_t now_us,
 		   int budget)
 {
+	if (q->rc != NULL) {
+		int n;
+
+		q->rc->env = env;
+		switch (q->state) {
+		case IBV_QPS_RTR:
+		case IBV_QPS_SQD:
+			return droce_rc_resp_send(env, q, budget);
+		case IBV_QPS_RTS:
+			n = droce_rc_resp_send(env, q, budget);
+			if (q->state == IBV_QPS_RTS)
+				n += droce_rc_req_send(env, q, budget);
+			return n;
+		default:
+			break;
+		}
+	}
 	switch (q->state) {
 	case IBV_QPS_RTS:
 		break;
@@ -189,6 +245,8 @@ int droce_tqp_recv(const struct droce_transport_env *env, struct droce_tqp *q, s
 	}
 	if (q->type == IBV_QPT_UD)
 		return droce_ud_recv(env, q, m, pkt);
+	if (q->rc != NULL)
+		return droce_rc_resp_recv(env, q, m, pkt);
 	rte_pktmbuf_free(m);
 	return -EOPNOTSUPP;
 }

@@ -29,6 +29,9 @@ int droce_ud_recv(const struct droce_transport_env *env, struct droce_tqp *q, st
 /* sge.c: moving message bytes between SGEs and packets, with key checks */
 int droce_sge_gather(const struct droce_transport_env *env, uint32_t pd,
 		     const struct droce_sge *sge, uint32_t num_sge, uint8_t *dst, uint32_t len);
+int droce_sge_gather_at(const struct droce_transport_env *env, uint32_t pd,
+			const struct droce_sge *sge, uint32_t num_sge, uint32_t offset,
+			uint8_t *dst, uint32_t len);
 int droce_sge_scatter_buf(const struct droce_transport_env *env, uint32_t pd,
 			  const struct droce_sge *sge, uint32_t num_sge, const void *src,
 			  uint32_t len);

@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * RC/UC requester (IBTA 9.7.1-9.7.4 for RC, 9.8 for UC): send WQEs are copied
+ * out of the ring into the QP's shadow queue and checked there, given their
+ * PSNs, and segmented by the path MTU into FIRST/MIDDLE/LAST/ONLY packets.
+ * The requester walks ahead of the ring's consumer index; the completer
+ * releases slots as WQEs complete, in order.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "rc_priv.h"
+
+/* Send WQE operation -> wire operation; local operations have none. */
+static const int8_t wr_op[DROCE_WQE_OP_COUNT] = {
+	[DROCE_WQE_SEND] = DROCE_WR_SEND,
+	[DROCE_WQE_SEND_IMM] = DROCE_WR_SEND_IMM,
+	[DROCE_WQE_SEND_INV] = DROCE_WR_SEND_INV,
+	[DROCE_WQE_WRITE] = DROCE_WR_WRITE,
+	[DROCE_WQE_WRITE_IMM] = DROCE_WR_WRITE_IMM,
+	[DROCE_WQE_READ] = DROCE_WR_READ,
+	[DROCE_WQE_CMP_SWAP] = DROCE_WR_CMP_SWAP,
+	[DROCE_WQE_FETCH_ADD] = DROCE_WR_FETCH_ADD,
+	[DROCE_WQE_LOCAL_INV] = -1,
+	[DROCE_WQE_BIND_MW] = -1,
+};
+
+static bool op_is_rd_atomic(uint8_t op)
+{
+	return op == DROCE_WQE_READ || op == DROCE_WQE_CMP_SWAP || op == DROCE_WQE_FETCH_ADD;
+}
+
+static enum droce_qp_service qp_svc(const struct droce_tqp *q)
+{
+	return q->type == IBV_QPT_RC ? DROCE_SVC_RC : DROCE_SVC_UC;
+}
+
+/* Check a WQE copy: IBV_WC_SUCCESS or the status it completes with. Sets npkts. */
+static enum ibv_wc_status wqe_check(const struct droce_tqp *q, struct rc_wqe *w)
+{
+	const struct droce_send_wqe *h = w->hdr;
+	const struct droce_sge *sge = (const struct droce_sge *)(h + 1);
+	uint32_t room = q->sq.slot_size - (uint32_t)sizeof(*h), pmtu = rc_pmtu(q);
+	uint64_t total = 0;
+	uint32_t i;
+
+	w->npkts = 0;
+	if (h->op >= DROCE_WQE_OP_COUNT)
+		return IBV_WC_LOC_QP_OP_ERR;
+	if (wr_op[h->op] < 0)
+		return IBV_WC_SUCCESS; /* local operation: no packet */
+	if (droce_wr_opcode((enum droce_wr_op)wr_op[h->op], qp_svc(q), DROCE_POS_ONLY) ==
+	    DROCE_OP_NONE)
+		return IBV_WC_LOC_QP_OP_ERR; /* not an operation of this service */
+	if (q->path_mtu < IBV_MTU_256 || q->path_mtu > IBV_MTU_4096)
+		return IBV_WC_LOC_QP_OP_ERR;
+	if (h->flags & DROCE_WQE_INLINE) {
+		if (h->length > room || op_is_rd_atomic(h->op))
+			return IBV_WC_LOC_QP_OP_ERR;
+	} else {
+		if ((uint32_t)h->num_sge * sizeof(*sge) > room)
+			return IBV_WC_LOC_QP_OP_ERR;
+		for (i = 0; i < h->num_sge; i++)
+			total += sge[i].length;
+		if (total != h->length)
+			return IBV_WC_LOC_LEN_ERR;
+	}
+	if (h->length > (1u << 31))
+		return IBV_WC_LOC_LEN_ERR;
+	if (h->op == DROCE_WQE_CMP_SWAP || h->op == DROCE_WQE_FETCH_ADD) {
+		/* one 8-byte local buffer, an 8-byte aligned remote address (IBTA 9.4.5) */
+		if (h->num_sge != 1 || h->length != 8 || (h->u.atomic.remote_addr & 7))
+			return IBV_WC_LOC_QP_OP_ERR;
+		w->npkts = 1;
+		return IBV_WC_SUCCESS;
+	}
+	/* a READ takes as many PSNs as its response has packets (IBTA 9.7.1) */
+	w->npkts = h->length == 0 ? 1 : (h->length + pmtu - 1) / pmtu;
+	if (w->npkts > DROCE_RC_MSG_PKTS_MAX)
+		return IBV_WC_LOC_LEN_ERR;
+	return IBV_WC_SUCCESS;
+}
+
+/* Copy the WQEs published since the last pass into the shadow and give them PSNs. */
+static int shadow_fill(struct droce_tqp *q)
+{
+	struct droce_rc *rc = q->rc;
+	int avail = droce_ring_cons_avail(&q->sq);
+
+	if (avail < 0)
+		return avail;
+	while (rc->req_idx - rc->comp_idx < (uint32_t)avail) {
+		struct rc_wqe *w = rc_wqe_at(rc, rc->req_idx);
+		uint8_t *copy = rc->copies + (size_t)(rc->req_idx & rc->mask) * rc->slot_size;
+		enum ibv_wc_status st;
+
+		/* never trust the slot after this copy: the application may write it */
+		memcpy(copy, droce_ring_cons_slot(&q->sq, rc->req_idx - rc->comp_idx),
+		       rc->slot_size);
+		memset(w, 0, sizeof(*w));
+		w->hdr = (const struct droce_send_wqe *)copy;
+		st = wqe_check(q, w);
+		if (st != IBV_WC_SUCCESS) {
+			w->failed = true;
+			w->status = (uint8_t)st;
+			w->npkts = 0;
+		}
+		w->first_psn = q->sq_psn;
+		q->sq_psn = rc_psn_add(q->sq_psn, w->npkts);
+		rc->req_idx++;
+	}
+	return 0;
+}
+
+/* LOCAL_INV and BIND_MW, executed in order when the requester reaches them. */
+static void local_op(const struct droce_transport_env *env, struct droce_tqp *q, struct rc_wqe *w)
+{
+	const struct droce_send_wqe *h = w->hdr;
+	int rc;
+
+	if (h->op == DROCE_WQE_LOCAL_INV) {
+		rc = droce_mr_invalidate_local(env->keys, h->imm, q->pd);
+		if (rc != 0) {
+			w->failed = true;
+			w->status = IBV_WC_LOC_PROT_ERR;
+		}
+	} else {
+		struct droce_mw_bind_info b = {
+			.mr_lkey = h->u.bind.mr_lkey,
+			.addr = h->u.bind.addr,
+			.length = h->u.bind.length,
+			.access = h->u.bind.access,
+		};
+		uint32_t rkey;
+
+		if (h->imm == 1)
+			rc = droce_mw_bind_type1(env->keys, h->u.bind.mw_handle, q->pd, &b, &rkey);
+		else
+			rc = droce_mw_bind_type2(env->keys, h->u.bind.mw_handle, q->pd, q->qpn,
+						 h->u.bind.new_rkey, &b);
+		if (rc != 0) {
+			w->failed = true;
+			w->status = IBV_WC_MW_BIND_ERR;
+		}
+	}
+	w->done = !w->failed;
+}
+
+static enum droce_msg_pos pkt_pos(uint32_t k, uint32_t n)
+{
+	if (n == 1)
+		return DROCE_POS_ONLY;
+	if (k == 0)
+		return DROCE_POS_FIRST;
+	return k + 1 == n ? DROCE_POS_LAST : DROCE_POS_MIDDLE;
+}
+
+/* Header fields of packet @p k of @p w, and its payload length. */
+static void pkt_fields(const struct droce_tqp *q, const struct rc_wqe *w, uint32_t k,
+		       struct droce_hdr_fields *f, uint32_t *len)
+{
+	const struct droce_send_wqe *h = w->hdr;
+	enum droce_msg_pos pos = pkt_pos(k, w->npkts);
+	uint32_t pmtu = rc_pmtu(q), off = k * pmtu;
+	bool last = pos == DROCE_POS_LAST || pos == DROCE_POS_ONLY;
+
+	memset(f, 0, sizeof(*f));
+	*len = 0;
+	f->pkey = q->pkey;
+	f->dqpn = q->dest_qpn;
+	f->psn = rc_psn_add(w->first_psn, k);
+	switch (h->op) {
+	case DROCE_WQE_READ:
+		/* a re-request from packet k asks for the rest only (IBTA 9.7.4.1.4 restart) */
+		f->opcode = DROCE_OP_RC_READ_REQ;
+		f->reth.va = h->u.rdma.remote_addr + off;
+		f->reth.rkey = h->u.rdma.rkey;
+		f->reth.len = h->length - (off < h->length ? off : h->length);
+		f->ackreq = true;
+		return;
+	case DROCE_WQE_CMP_SWAP:
+	case DROCE_WQE_FETCH_ADD:
+		f->opcode =
+			h->op == DROCE_WQE_CMP_SWAP ? DROCE_OP_RC_CMP_SWAP : DROCE_OP_RC_FETCH_ADD;
+		f->atmeth.va = h->u.atomic.remote_addr;
+		f->atmeth.rkey = h->u.atomic.rkey;
+		f->atmeth.swap_add =
+			h->op == DROCE_WQE_CMP_SWAP ? h->u.atomic.swap : h->u.atomic.compare_add;
+		f->atmeth.compare = h->u.atomic.compare_add;
+		f->ackreq = true;
+		return;
+	default:
+		break;
+	}
+	f->opcode = droce_wr_opcode((enum droce_wr_op)wr_op[h->op], qp_svc(q), pos);
+	*len = h->length - off < pmtu ? h->length - off : pmtu;
+	if (pos == DROCE_POS_FIRST || pos == DROCE_POS_ONLY) {
+		f->reth.va = h->u.rdma.remote_addr;
+		f->reth.rkey = h->u.rdma.rkey;
+		f->reth.len = h->length;
+	}
+	if (last) {
+		f->imm_be = h->imm;
+		f->ieth_rkey = h->imm;
+		f->se = (h->flags & DROCE_WQE_SOLICITED) != 0;
+	}
+	/* AckReq on the last packet of a message, and now and then in long ones */
+	f->ackreq = q->type == IBV_QPT_RC &&
+		    (last || k % DROCE_RC_ACKREQ_EVERY == DROCE_RC_ACKREQ_EVERY - 1);
+}
+
+/* Build and send packet cur_pkt of WQE cur: 0, -EAGAIN (try later) or -EACCES/-EIO. */
+static int send_pkt(const struct droce_transport_env *env, struct droce_tqp *q, struct rc_wqe *w,
+		    uint32_t k)
+{
+	const struct droce_send_wqe *h = w->hdr;
+	struct droce_hdr_fields f;
+	struct droce_addr a;
+	struct rte_mbuf *m;
+	uint8_t *payload;
+	uint32_t len, hi;
+	int rc;
+
+	rc = droce_rc_addr(env, q, &a);
+	if (rc == -EAGAIN) {
+		q->stats.neigh_wait++;
+		return -EAGAIN;
+	}
+	if (rc != 0)
+		return -EIO;
+	pkt_fields(q, w, k, &f, &len);
+	m = droce_rc_frame(env, &a, &f, len, &payload);
+	if (m == NULL)
+		return -EAGAIN;
+	if (len > 0) {
+		uint32_t off = k * rc_pmtu(q);
+
+		if (h->flags & DROCE_WQE_INLINE)
+			memcpy(payload, (const uint8_t *)(h + 1) + off, len);
+		else
+			rc = droce_sge_gather_at(env, q->pd, (const struct droce_sge *)(h + 1),
+						 h->num_sge, off, payload, len);
+		if (rc != 0) {
+			rte_pktmbuf_free(m);
+			return -EACCES;
+		}
+	}
+	droce_rc_frame_seal(m, &a);
+	env->tx(env->arg, m);
+	q->stats.sent_pkts++;
+	/* a READ request stands for every PSN of its response */
+	hi = h->op == DROCE_WQE_READ ? rc_psn_add(w->first_psn, w->npkts) : rc_psn_add(f.psn, 1);
+	if (rc_psn_cmp(hi, q->rc->sent_hi) > 0)
+		q->rc->sent_hi = hi;
+	return 0;
+}
+
+/* Go back N: send again from @p psn (sequence NAK, RNR NAK, timeout, implied NAK). */
+void droce_rc_go_back(struct droce_tqp *q, uint32_t psn)
+{
+	struct droce_rc *rc = q->rc;
+	uint32_t i;
+
+	for (i = rc->comp_idx; i != rc->req_idx; i++) {
+		struct rc_wqe *w = rc_wqe_at(rc, i);
+
+		if (w->done || w->npkts == 0 ||
+		    rc_psn_cmp(psn, rc_psn_add(w->first_psn, w->npkts)) >= 0)
+			continue;
+		rc->cur = i;
+		rc->cur_pkt = rc_psn_cmp(psn, w->first_psn) > 0
+				      ? (psn - w->first_psn) & DROCE_PSN_MASK
+				      : 0;
+		/* a READ restarts from its first response packet not yet placed */
+		if (w->hdr->op == DROCE_WQE_READ)
+			rc->cur_pkt = w->resp_pkts;
+		q->stats.completer_retry_err++;
+		return;
+	}
+}
+
+int droce_rc_req_send(const struct droce_transport_env *env, struct droce_tqp *q, int budget)
+{
+	struct droce_rc *rc = q->rc;
+	int sent = 0, err;
+
+	err = shadow_fill(q);
+	if (err != 0) {
+		droce_rc_to_error(env, q, IBV_EVENT_QP_FATAL);
+		return err;
+	}
+	while (sent < budget && rc->cur != rc->req_idx && !rc->rnr_wait &&
+	       q->state == IBV_QPS_RTS) {
+		struct rc_wqe *w = rc_wqe_at(rc, rc->cur);
+		bool rd = op_is_rd_atomic(w->hdr->op);
+
+		if (w->failed)
+			break; /* the completer finishes it once everything before is done */
+		/* FENCE: wait for the READs and atomics before it (IBTA 10.8.3.3) */
+		if ((w->hdr->flags & DROCE_WQE_FENCE) && !w->sent && rc->rd_out > 0)
+			break;
+		if (w->npkts == 0) {
+			if (!w->done)
+				local_op(env, q, w);
+			rc->cur++;
+			continue;
+		}
+		/* at most max_rd_atomic READ/atomic requests outstanding */
+		if (rd && !w->issued && rc->rd_out >= (q->max_rd_atomic ? q->max_rd_atomic : 1))
+			break;
+		err = send_pkt(env, q, w, rc->cur_pkt);
+		if (err == -EAGAIN)
+			break;
+		if (err != 0) {
+			w->failed = true;
+			w->status = err == -EACCES ? IBV_WC_LOC_PROT_ERR : IBV_WC_LOC_QP_OP_ERR;
+			break;
+		}
+		sent++;
+		w->sent = true;
+		if (rd) {
+			if (!w->issued)
+				rc->rd_out++;
+			w->issued = true;
+			rc->cur++;
+			rc->cur_pkt = 0;
+		} else if (++rc->cur_pkt == w->npkts) {
+			rc->cur++;
+			rc->cur_pkt = 0;
+			/* UC: a message is done once sent (IBTA 9.8: no acknowledgement) */
+			if (q->type == IBV_QPT_UC)
+				w->done = true;
+		}
+	}
+	droce_rc_comp_advance(env, q);
+	if (q->type == IBV_QPT_RC && q->state == IBV_QPS_RTS)
+		droce_rc_timer_update(env, q);
+	return sent;
+}

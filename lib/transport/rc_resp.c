@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * RC/UC responder (IBTA 9.7.5.2, 9.7.6 for RC; 9.8 for UC): the PSN and
+ * opcode-sequence checks, SEND into receive WQEs, RDMA WRITE, READ and atomics
+ * through the responder resources, ACK coalescing, NAKs. UC sends no
+ * acknowledgement and drops what it cannot take.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "rc_priv.h"
+
+static uint32_t res_count(const struct droce_tqp *q)
+{
+	uint32_t n = q->max_dest_rd_atomic;
+
+	return n == 0 ? 1 : n > DROCE_RC_RES_MAX ? DROCE_RC_RES_MAX : n;
+}
+
+static uint32_t rwqe_sges(const struct droce_tqp *q)
+{
+	const struct droce_ring_cons *ring = q->srq != NULL ? q->srq : &q->rq;
+
+	return (ring->slot_size - (uint32_t)sizeof(struct droce_recv_wqe)) /
+	       (uint32_t)sizeof(struct droce_sge);
+}
+
+static const struct droce_sge *rwqe_sge(const struct droce_rc *rc)
+{
+	return (const struct droce_sge *)(rc->rwqe.bytes + sizeof(struct droce_recv_wqe));
+}
+
+/* Take the next receive WQE (RQ or SRQ) for the message; false when none is posted. */
+static bool take_recv(const struct droce_transport_env *env, struct droce_tqp *q)
+{
+	struct droce_rc *rc = q->rc;
+	struct droce_ring_cons *ring = q->srq != NULL ? q->srq : &q->rq;
+	int avail;
+
+	if (rc->have_rwqe)
+		return true;
+	avail = droce_ring_cons_avail(ring);
+	if (avail <= 0)
+		return false;
+	memcpy(rc->rwqe.bytes, droce_ring_cons_slot(ring, 0), ring->slot_size);
+	droce_ring_cons_release(ring, 1);
+	if (q->srq != NULL && env->srq_limit != NULL)
+		env->srq_limit(env->arg, q->srq_user, (uint32_t)avail - 1);
+	rc->have_rwqe = true;
+	return true;
+}
+
+static void recv_complete(const struct droce_transport_env *env, struct droce_tqp *q,
+			  enum ibv_wc_status st, enum ibv_wc_opcode op, uint32_t len,
+			  uint16_t flags, uint32_t imm, bool se)
+{
+	struct droce_rc *rc = q->rc;
+	struct droce_cqe e = {
+		.wr_id = rc->rwqe.hdr.wr_id,
+		.status = (uint8_t)st,
+		.opcode = (uint8_t)op,
+		.byte_len = len,
+		.imm = imm,
+		.qp_num = q->qpn,
+		.src_qp = q->dest_qpn,
+		.wc_flags = flags,
+	};
+
+	rc->have_rwqe = false;
+	droce_tqp_complete(env, q->rcq, &e, se);
+}
+
+/* A responder error of class B/C (IBTA 9.9.3): NAK with @p code (RC) and the QP to Error. */
+static int resp_fatal(const struct droce_transport_env *env, struct droce_tqp *q, uint8_t code,
+		      uint32_t psn, enum ibv_event_type ev)
+{
+	q->stats.resp_nak_err++;
+	if (q->type == IBV_QPT_RC)
+		droce_rc_send_ack(env, q, droce_aeth_syndrome_make(DROCE_AETH_NAK, code), psn);
+	droce_rc_to_error(env, q, ev);
+	return -EIO;
+}
+
+/* A receive error: the QP to Error (and NAK), then the receive WQE completes with @p st. */
+static int recv_fail(const struct droce_transport_env *env, struct droce_tqp *q,
+		     enum ibv_wc_status st, uint8_t code, uint32_t psn, enum ibv_event_type ev)
+{
+	struct droce_rc *rc = q->rc;
+	struct droce_cqe e = {
+		.wr_id = rc->rwqe.hdr.wr_id,
+		.status = (uint8_t)st,
+		.opcode = IBV_WC_RECV,
+		.byte_len = rc->msg_off,
+		.qp_num = q->qpn,
+	};
+
+	rc->have_rwqe = false; /* completed here, not flushed */
+	resp_fatal(env, q, code, psn, ev);
+	droce_tqp_complete(env, q->rcq, &e, false);
+	return -EIO;
+}
+
+/* No receive WQE: RNR NAK (RC, IBTA 9.7.5.2.8) or drop the message (UC). */
+static int no_wqe(const struct droce_transport_env *env, struct droce_tqp *q, uint32_t psn)
+{
+	struct droce_rc *rc = q->rc;
+
+	if (q->type == IBV_QPT_RC) {
+		q->stats.send_rnr_err++;
+		droce_rc_send_ack(env, q,
+				  droce_aeth_syndrome_make(DROCE_AETH_RNR_NAK, q->min_rnr_timer),
+				  psn);
+		return -ENOBUFS;
+	}
+	q->stats.uc_msg_drop++;
+	rc->in_msg = false;
+	q->rq_psn = rc_psn_add(psn, 1);
+	return -ENOBUFS;
+}
+
+static int do_send(const struct droce_transport_env *env, struct droce_tqp *q, struct rte_mbuf *m,
+		   const struct droce_pkt *pkt, const struct droce_hdr_fields *f)
+{
+	struct droce_rc *rc = q->rc;
+	uint64_t total = 0;
+	uint16_t flags = 0;
+	uint32_t i, imm = 0;
+
+	if (pkt->mask & DROCE_OPM_FIRST) {
+		if (!take_recv(env, q))
+			return no_wqe(env, q, pkt->psn);
+		rc->msg_off = 0;
+		rc->msg_op = DROCE_OPM_SEND;
+	}
+	if (rc->rwqe.hdr.num_sge > rwqe_sges(q))
+		return recv_fail(env, q, IBV_WC_LOC_QP_OP_ERR, DROCE_NAK_REM_OP_ERR, pkt->psn,
+				 IBV_EVENT_QP_FATAL);
+	for (i = 0; i < rc->rwqe.hdr.num_sge; i++)
+		total += rwqe_sge(rc)[i].length;
+	/* a message longer than the receive buffers: NAK invalid request */
+	if (rc->msg_off + (uint64_t)pkt->payload_len > total)
+		return recv_fail(env, q, IBV_WC_LOC_LEN_ERR, DROCE_NAK_INVALID_REQ, pkt->psn,
+				 IBV_EVENT_QP_REQ_ERR);
+	if (pkt->payload_len > 0 &&
+	    droce_sge_scatter(env, q->pd, rwqe_sge(rc), rc->rwqe.hdr.num_sge, rc->msg_off, m,
+			      pkt->payload_off, pkt->payload_len) != 0)
+		return recv_fail(env, q, IBV_WC_LOC_PROT_ERR, DROCE_NAK_REM_OP_ERR, pkt->psn,
+				 IBV_EVENT_QP_FATAL);
+	rc->msg_off += pkt->payload_len;
+	q->rq_psn = rc_psn_add(pkt->psn, 1);
+	if (!(pkt->mask & DROCE_OPM_LAST)) {
+		rc->in_msg = true;
+		return 0;
+	}
+	rc->in_msg = false;
+	if (pkt->mask & DROCE_OPM_IMMDT) {
+		flags |= IBV_WC_WITH_IMM;
+		imm = f->imm_be;
+	}
+	if (pkt->mask & DROCE_OPM_IETH) {
+		if (droce_mr_invalidate_remote(env->keys, f->ieth_rkey, q->pd, q->qpn) != 0)
+			return recv_fail(env, q, IBV_WC_LOC_PROT_ERR, DROCE_NAK_INVALID_REQ,
+					 pkt->psn, IBV_EVENT_QP_REQ_ERR);
+		flags |= IBV_WC_WITH_INV;
+		imm = f->ieth_rkey;
+	}
+	rc->msn = rc_psn_add(rc->msn, 1);
+	recv_complete(env, q, IBV_WC_SUCCESS, IBV_WC_RECV, rc->msg_off, flags, imm, f->se);
+	return 0;
+}
+
+static int do_write(const struct droce_transport_env *env, struct droce_tqp *q, struct rte_mbuf *m,
+		    const struct droce_pkt *pkt, const struct droce_hdr_fields *f)
+{
+	struct droce_rc *rc = q->rc;
+	uint32_t len = pkt->payload_len;
+
+	if (pkt->mask & DROCE_OPM_FIRST) {
+		void *host = NULL;
+
+		if (!(q->access & IBV_ACCESS_REMOTE_WRITE) ||
+		    (f->reth.len > 0 &&
+		     droce_mr_check_remote(env->keys, f->reth.rkey, q->pd, q->qpn, f->reth.va,
+					   f->reth.len, DROCE_ACCESS_REMOTE_WRITE,
+					   &host) != DROCE_MR_OK))
+			return resp_fatal(env, q, DROCE_NAK_REM_ACCESS_ERR, pkt->psn,
+					  IBV_EVENT_QP_ACCESS_ERR);
+		rc->wr_host = host;
+		rc->wr_len = f->reth.len;
+		rc->msg_off = 0;
+		rc->msg_op = DROCE_OPM_WRITE;
+	}
+	if (rc->msg_off + (uint64_t)len > rc->wr_len ||
+	    ((pkt->mask & DROCE_OPM_LAST) && rc->msg_off + len != rc->wr_len))
+		return resp_fatal(env, q, DROCE_NAK_INVALID_REQ, pkt->psn, IBV_EVENT_QP_REQ_ERR);
+	/* WRITE with immediate consumes a receive WQE at its last packet (IBTA 9.4.2) */
+	if ((pkt->mask & DROCE_OPM_IMMDT) && !take_recv(env, q))
+		return no_wqe(env, q, pkt->psn);
+	if (len > 0) {
+		uint8_t *dst = rc->wr_host + rc->msg_off;
+		const void *src = rte_pktmbuf_read(m, pkt->payload_off, len, dst);
+
+		if (src != NULL && src != dst)
+			memcpy(dst, src, len);
+	}
+	rc->msg_off += len;
+	q->rq_psn = rc_psn_add(pkt->psn, 1);
+	if (!(pkt->mask & DROCE_OPM_LAST)) {
+		rc->in_msg = true;
+		return 0;
+	}
+	rc->in_msg = false;
+	rc->msn = rc_psn_add(rc->msn, 1);
+	if (pkt->mask & DROCE_OPM_IMMDT)
+		recv_complete(env, q, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, rc->wr_len,
+			      IBV_WC_WITH_IMM, f->imm_be, f->se);
+	return 0;
+}
+
+static struct rc_res *res_take(struct droce_tqp *q)
+{
+	struct droce_rc *rc = q->rc;
+	struct rc_res *r = &rc->res[rc->res_next];
+
+	rc->res_next = (rc->res_next + 1) % res_count(q);
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
+static int do_read(const struct droce_transport_env *env, struct droce_tqp *q,
+		   const struct droce_pkt *pkt, const struct droce_hdr_fields *f)
+{
+	struct droce_rc *rc = q->rc;
+	uint32_t pmtu = rc_pmtu(q), n;
+	struct rc_res *r;
+	void *host = NULL;
+
+	/* longer than a message may be (2^31 bytes): invalid request */
+	if (f->reth.len > (1u << 31))
+		return resp_fatal(env, q, DROCE_NAK_INVALID_REQ, pkt->psn, IBV_EVENT_QP_REQ_ERR);
+	if (!(q->access & IBV_ACCESS_REMOTE_READ) ||
+	    (f->reth.len > 0 &&
+	     droce_mr_check_remote(env->keys, f->reth.rkey, q->pd, q->qpn, f->reth.va, f->reth.len,
+				   DROCE_ACCESS_REMOTE_READ, &host) != DROCE_MR_OK))
+		return resp_fatal(env, q, DROCE_NAK_REM_ACCESS_ERR, pkt->psn,
+				  IBV_EVENT_QP_ACCESS_ERR);
+	n = f->reth.len == 0 ? 1 : (f->reth.len + pmtu - 1) / pmtu;
+	rc->msn = rc_psn_add(rc->msn, 1);
+	r = res_take(q);
+	r->kind = DROCE_OPM_READ;
+	r->pending = true;
+	r->first_psn = pkt->psn;
+	r->last_psn = rc_psn_add(pkt->psn, n - 1);
+	r->next_psn = pkt->psn;
+	r->start_psn = pkt->psn;
+	r->msn = rc->msn;
+	r->len = f->reth.len;
+	r->host = host;
+	q->rq_psn = rc_psn_add(pkt->psn, n);
+	return 0;
+}
+
+static int do_atomic(const struct droce_transport_env *env, struct droce_tqp *q,
+		     const struct droce_pkt *pkt, const struct droce_hdr_fields *f)
+{
+	struct droce_rc *rc = q->rc;
+	struct rc_res *r;
+	uint64_t *p, orig;
+	void *host = NULL;
+
+	if (!(q->access & IBV_ACCESS_REMOTE_ATOMIC) ||
+	    droce_mr_check_remote(env->keys, f->atmeth.rkey, q->pd, q->qpn, f->atmeth.va, 8,
+				  DROCE_ACCESS_REMOTE_ATOMIC, &host) != DROCE_MR_OK)
+		return resp_fatal(env, q, DROCE_NAK_REM_ACCESS_ERR, pkt->psn,
+				  IBV_EVENT_QP_ACCESS_ERR);
+	if (droce_mr_check_atomic(f->atmeth.va, host) != DROCE_MR_OK)
+		return resp_fatal(env, q, DROCE_NAK_INVALID_REQ, pkt->psn, IBV_EVENT_QP_REQ_ERR);
+	p = host;
+	if (pkt->opcode == DROCE_OP_RC_CMP_SWAP) {
+		orig = f->atmeth.compare;
+		/* on failure orig receives the current value; on success it was compare */
+		__atomic_compare_exchange_n(p, &orig, f->atmeth.swap_add, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
+	} else {
+		orig = __atomic_fetch_add(p, f->atmeth.swap_add, __ATOMIC_SEQ_CST);
+	}
+	rc->msn = rc_psn_add(rc->msn, 1);
+	r = res_take(q);
+	r->kind = DROCE_OPM_ATOMIC;
+	r->pending = true;
+	r->first_psn = pkt->psn;
+	r->last_psn = pkt->psn;
+	r->next_psn = pkt->psn;
+	r->start_psn = pkt->psn;
+	r->msn = rc->msn;
+	r->orig = orig;
+	q->rq_psn = rc_psn_add(pkt->psn, 1);
+	return 0;
+}
+
+/* A request already executed: replay READ/atomic responses, re-ACK the rest. */
+static void duplicate(struct droce_tqp *q, const struct droce_pkt *pkt,
+		      const struct droce_hdr_fields *f)
+{
+	struct droce_rc *rc = q->rc;
+	uint32_t i, n = res_count(q);
+
+	q->stats.duplicate_request++;
+	if (pkt->mask & (DROCE_OPM_READ | DROCE_OPM_ATOMIC)) {
+		for (i = 0; i < n; i++) {
+			struct rc_res *r = &rc->res[i];
+
+			if (r->kind == 0 || !(pkt->mask & r->kind) ||
+			    rc_psn_cmp(pkt->psn, r->first_psn) < 0 ||
+			    rc_psn_cmp(pkt->psn, r->last_psn) > 0)
+				continue;
+			/* replayed from the resource, never executed again (IBTA 9.7.6.1.3) */
+			r->next_psn = pkt->psn;
+			r->start_psn = pkt->psn;
+			r->pending = true;
+			return;
+		}
+		return; /* too old to replay: dropped */
+	}
+	if (f->ackreq) {
+		rc->ack_pending = true;
+		rc->ack_psn = (q->rq_psn - 1) & DROCE_PSN_MASK;
+	}
+}
+
+/* Opcode sequence: a FIRST/ONLY after a LAST/ONLY, MIDDLE/LAST within the same message. */
+static bool sequence_ok(const struct droce_rc *rc, uint32_t mask)
+{
+	if (rc->in_msg)
+		return (mask & rc->msg_op) && (mask & (DROCE_OPM_MIDDLE | DROCE_OPM_LAST)) &&
+		       !(mask & DROCE_OPM_FIRST);
+	return (mask & DROCE_OPM_FIRST) != 0;
+}
+
+static bool length_ok(const struct droce_tqp *q, const struct droce_pkt *pkt)
+{
+	uint32_t pmtu = rc_pmtu(q);
+
+	if (!(pkt->mask & DROCE_OPM_PAYLOAD))
+		return true;
+	/* FIRST and MIDDLE packets are full; LAST and ONLY at most the PMTU */
+	if (!(pkt->mask & DROCE_OPM_LAST))
+		return pkt->payload_len == pmtu;
+	if (pkt->mask & DROCE_OPM_FIRST)
+		return pkt->payload_len <= pmtu;
+	return pkt->payload_len > 0 && pkt->payload_len <= pmtu;
+}
+
+int droce_rc_resp_recv(const struct droce_transport_env *env, struct droce_tqp *q,
+		       struct rte_mbuf *m, const struct droce_pkt *pkt)
+{
+	struct droce_rc *rc = q->rc;
+	uint32_t svc = q->type == IBV_QPT_RC ? DROCE_OPM_RC : DROCE_OPM_UC;
+	struct droce_hdr_fields f;
+	int32_t c;
+	int rc_ = 0;
+
+	rc->env = env;
+	q->stats.rcvd_pkts++;
+	if (!(pkt->mask & svc)) {
+		rte_pktmbuf_free(m);
+		return -EPROTO; /* another service's opcode: silently dropped */
+	}
+	droce_pkt_fields(pkt, rte_pktmbuf_mtod(m, const uint8_t *), &f);
+	if ((f.pkey & 0x7fff) != (q->pkey & 0x7fff)) {
+		q->stats.pkey_violations++;
+		rte_pktmbuf_free(m);
+		return -EACCES;
+	}
+	if (pkt->mask & DROCE_OPM_RESP)
+		return droce_rc_comp_recv(env, q, m, pkt);
+	c = rc_psn_cmp(pkt->psn, q->rq_psn);
+	if (q->type == IBV_QPT_RC && c > 0) {
+		/* ahead: one NAK PSN sequence error per gap, then silence until the expected PSN */
+		q->stats.out_of_sequence++;
+		if (!rc->nak_seq_sent) {
+			rc->nak_seq_sent = true;
+			q->stats.packet_seq_err++;
+			droce_rc_send_ack(
+				env, q,
+				droce_aeth_syndrome_make(DROCE_AETH_NAK, DROCE_NAK_PSN_SEQ_ERR),
+				q->rq_psn);
+		}
+		rte_pktmbuf_free(m);
+		return -EPROTO;
+	}
+	if (q->type == IBV_QPT_RC && c < 0) {
+		duplicate(q, pkt, &f);
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	if (q->type == IBV_QPT_UC && c != 0) {
+		/* UC: a gap loses the rest of the message in progress (IBTA 9.8) */
+		q->stats.out_of_sequence++;
+		rc->in_msg = false;
+		q->rq_psn = pkt->psn;
+	}
+	rc->nak_seq_sent = false;
+	if (!sequence_ok(rc, pkt->mask) || !length_ok(q, pkt)) {
+		if (q->type == IBV_QPT_RC) {
+			rte_pktmbuf_free(m);
+			return resp_fatal(env, q, DROCE_NAK_INVALID_REQ, pkt->psn,
+					  IBV_EVENT_QP_REQ_ERR);
+		}
+		q->stats.uc_msg_drop++;
+		rc->in_msg = false;
+		q->rq_psn = rc_psn_add(pkt->psn, 1);
+		rte_pktmbuf_free(m);
+		return -EPROTO;
+	}
+	if (pkt->mask & DROCE_OPM_READ)
+		rc_ = do_read(env, q, pkt, &f);
+	else if (pkt->mask & DROCE_OPM_ATOMIC)
+		rc_ = do_atomic(env, q, pkt, &f);
+	else if (pkt->mask & DROCE_OPM_SEND)
+		rc_ = do_send(env, q, m, pkt, &f);
+	else
+		rc_ = do_write(env, q, m, pkt, &f);
+	/* coalesced: the ACK leaves at the send pass after the RX burst */
+	if (rc_ == 0 && q->type == IBV_QPT_RC && f.ackreq &&
+	    !(pkt->mask & (DROCE_OPM_READ | DROCE_OPM_ATOMIC))) {
+		rc->ack_pending = true;
+		rc->ack_psn = pkt->psn;
+	}
+	rte_pktmbuf_free(m);
+	return rc_;
+}
+
+/* One response packet of resource @p r: 0, or -EAGAIN to try again later. */
+static int res_send_one(const struct droce_transport_env *env, struct droce_tqp *q,
+			struct rc_res *r)
+{
+	uint32_t pmtu = rc_pmtu(q), k, off, len = 0;
+	struct droce_hdr_fields f;
+	struct droce_addr a;
+	struct rte_mbuf *m;
+	uint8_t *payload;
+	int rc = droce_rc_addr(env, q, &a);
+
+	if (rc != 0)
+		return -EAGAIN;
+	memset(&f, 0, sizeof(f));
+	f.pkey = q->pkey;
+	f.dqpn = q->dest_qpn;
+	f.psn = r->next_psn;
+	f.aeth.syndrome = droce_aeth_syndrome_make(DROCE_AETH_ACK, DROCE_AETH_CREDIT_INVALID);
+	f.aeth.msn = r->msn;
+	if (r->kind == DROCE_OPM_ATOMIC) {
+		f.opcode = DROCE_OP_RC_ATOMIC_ACK;
+		f.atmack_orig = r->orig;
+	} else {
+		bool first = r->next_psn == r->start_psn, last = r->next_psn == r->last_psn;
+
+		k = (r->next_psn - r->first_psn) & DROCE_PSN_MASK;
+		off = k * pmtu;
+		len = r->len - off < pmtu ? r->len - off : pmtu;
+		f.opcode = first && last ? DROCE_OP_RC_READ_RESP_ONLY
+			   : first       ? DROCE_OP_RC_READ_RESP_FIRST
+			   : last        ? DROCE_OP_RC_READ_RESP_LAST
+					 : DROCE_OP_RC_READ_RESP_MIDDLE;
+	}
+	m = droce_rc_frame(env, &a, &f, len, &payload);
+	if (m == NULL)
+		return -EAGAIN;
+	if (len > 0)
+		memcpy(payload,
+		       r->host + (size_t)((r->next_psn - r->first_psn) & DROCE_PSN_MASK) * pmtu,
+		       len);
+	droce_rc_frame_seal(m, &a);
+	env->tx(env->arg, m);
+	q->stats.sent_pkts++;
+	if (r->next_psn == r->last_psn)
+		r->pending = false;
+	else
+		r->next_psn = rc_psn_add(r->next_psn, 1);
+	return 0;
+}
+
+int droce_rc_resp_send(const struct droce_transport_env *env, struct droce_tqp *q, int budget)
+{
+	struct droce_rc *rc = q->rc;
+	uint32_t i, n = res_count(q);
+	int sent = 0;
+
+	rc->env = env;
+	if (q->type != IBV_QPT_RC)
+		return 0;
+	/* responses leave in PSN order: the oldest resource first */
+	for (i = 0; i < n; i++) {
+		struct rc_res *r = &rc->res[(rc->res_next + i) % n];
+
+		while (r->pending && sent < budget) {
+			if (res_send_one(env, q, r) != 0)
+				return sent;
+			sent++;
+		}
+		if (r->pending)
+			return sent;
+	}
+	if (rc->ack_pending &&
+	    droce_rc_send_ack(env, q,
+			      droce_aeth_syndrome_make(DROCE_AETH_ACK, DROCE_AETH_CREDIT_INVALID),
+			      rc->ack_psn) == 0) {
+		rc->ack_pending = false;
+		sent++;
+	}
+	return sent;
+}
