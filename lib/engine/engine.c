@@ -141,9 +141,17 @@ static int port_start(struct engine *e, struct engine_port *p)
 	if (rc != 0)
 		return rc;
 	if (p->conf.link[0] != '\0' || memcmp(p->conf.mac, "\0\0\0\0\0\0", 6) != 0) {
-		/* ring links have no MAC of their own: use the configured one */
-		memcpy(p->port.mac.addr_bytes, p->conf.mac, 6);
-		rte_eth_dev_default_mac_addr_set(p->port.port_id, &p->port.mac);
+		struct rte_ether_addr mac;
+
+		/* the configured MAC (ring links have none of their own); if the device
+		 * refuses it (a VF without the right), its own is the one that receives */
+		memcpy(mac.addr_bytes, p->conf.mac, 6);
+		if (rte_eth_dev_default_mac_addr_set(p->port.port_id, &mac) == 0 ||
+		    p->conf.link[0] != '\0')
+			p->port.mac = mac;
+		else
+			fprintf(stderr, "droce: %s keeps its own MAC: the device refused another\n",
+				p->conf.name);
 	}
 	droce_neigh_cfg_init(&nc);
 	memcpy(nc.mac, p->port.mac.addr_bytes, 6);

@@ -120,7 +120,7 @@ static void progress(const struct droce_transport_env *env, struct droce_tqp *q)
 		droce_timer_cancel(env->wheel, &rc->retry_timer);
 }
 
-/* One implied NAK per missing READ/atomic response (IBTA 9.7.5.1.2: re-request). */
+/* One implied NAK per missing READ/atomic response: re-request from it. */
 static void implied_nak(struct droce_tqp *q, struct rc_wqe *w)
 {
 	uint32_t expected = rc_psn_add(w->first_psn, w->resp_pkts);
@@ -219,7 +219,7 @@ static void rnr_nak(const struct droce_transport_env *env, struct droce_tqp *q, 
 	q->stats.rcvd_rnr_err++;
 	if (w == NULL)
 		return;
-	/* rnr_retry 7 retries for ever (IBTA 9.7.5.2.8) */
+	/* rnr_retry 7 retries for ever */
 	if (q->rnr_retry != 7) {
 		if (rc->rnr_left == 0) {
 			q->stats.rnr_nak_retry_err++;
@@ -260,7 +260,7 @@ static void aeth(const struct droce_transport_env *env, struct droce_tqp *q, uin
 		q->stats.resp_drop++; /* a NAK for what is already acknowledged */
 		return;
 	}
-	/* every NAK acknowledges the PSNs before its own (IBTA 9.7.5.1.2) */
+	/* every NAK acknowledges the PSNs before its own */
 	if (ack_upto(q, before))
 		progress(env, q);
 	if (type == DROCE_AETH_RNR_NAK) {
@@ -411,7 +411,7 @@ void droce_rc_timer_fired(struct droce_tqp *q, uint32_t id)
 		return;
 	q->stats.local_ack_timeout_err++;
 	if (rc->retry_left == 0) {
-		/* retries exhausted (IBTA 9.7.5.1.1): the oldest WQE fails */
+		/* retries exhausted: the oldest WQE fails */
 		q->stats.retry_exceeded_err++;
 		w = wqe_head(rc);
 		if (w != NULL)

@@ -68,7 +68,7 @@ static enum ibv_wc_status wqe_check(const struct droce_tqp *q, struct rc_wqe *w)
 	if (h->length > (1u << 31))
 		return IBV_WC_LOC_LEN_ERR;
 	if (h->op == DROCE_WQE_CMP_SWAP || h->op == DROCE_WQE_FETCH_ADD) {
-		/* one 8-byte local buffer, an 8-byte aligned remote address (IBTA 9.4.5) */
+		/* one 8-byte local buffer, an 8-byte aligned remote address */
 		if (h->num_sge != 1 || h->length != 8 || (h->u.atomic.remote_addr & 7))
 			return IBV_WC_LOC_QP_OP_ERR;
 		w->npkts = 1;
@@ -171,7 +171,7 @@ static void pkt_fields(const struct droce_tqp *q, const struct rc_wqe *w, uint32
 	f->psn = rc_psn_add(w->first_psn, k);
 	switch (h->op) {
 	case DROCE_WQE_READ:
-		/* a re-request from packet k asks for the rest only (IBTA 9.7.4.1.4 restart) */
+		/* a re-request from packet k asks for the rest only (partial READ restart) */
 		f->opcode = DROCE_OP_RC_READ_REQ;
 		f->reth.va = h->u.rdma.remote_addr + off;
 		f->reth.rkey = h->u.rdma.rkey;
@@ -296,7 +296,7 @@ int droce_rc_req_send(const struct droce_transport_env *env, struct droce_tqp *q
 
 		if (w->failed)
 			break; /* the completer finishes it once everything before is done */
-		/* FENCE: wait for the READs and atomics before it (IBTA 10.8.3.3) */
+		/* FENCE: wait for the READs and atomics before it to complete */
 		if ((w->hdr->flags & DROCE_WQE_FENCE) && !w->sent && rc->rd_out > 0)
 			break;
 		if (w->npkts == 0) {

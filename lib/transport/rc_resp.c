@@ -70,7 +70,7 @@ static void recv_complete(const struct droce_transport_env *env, struct droce_tq
 	droce_tqp_complete(env, q->rcq, &e, se);
 }
 
-/* A responder error of class B/C (IBTA 9.9.3): NAK with @p code (RC) and the QP to Error. */
+/* A responder error: NAK with @p code (RC) and the QP to Error. */
 static int resp_fatal(const struct droce_transport_env *env, struct droce_tqp *q, uint8_t code,
 		      uint32_t psn, enum ibv_event_type ev)
 {
@@ -100,7 +100,7 @@ static int recv_fail(const struct droce_transport_env *env, struct droce_tqp *q,
 	return -EIO;
 }
 
-/* No receive WQE: RNR NAK (RC, IBTA 9.7.5.2.8) or drop the message (UC). */
+/* No receive WQE: RNR NAK (RC) or drop the message (UC). */
 static int no_wqe(const struct droce_transport_env *env, struct droce_tqp *q, uint32_t psn)
 {
 	struct droce_rc *rc = q->rc;
@@ -314,7 +314,7 @@ static void duplicate(struct droce_tqp *q, const struct droce_pkt *pkt,
 			    rc_psn_cmp(pkt->psn, r->first_psn) < 0 ||
 			    rc_psn_cmp(pkt->psn, r->last_psn) > 0)
 				continue;
-			/* replayed from the resource, never executed again (IBTA 9.7.6.1.3) */
+			/* replayed from the resource, never executed again */
 			r->next_psn = pkt->psn;
 			r->start_psn = pkt->psn;
 			r->pending = true;
@@ -358,7 +358,7 @@ int droce_rc_resp_recv(const struct droce_transport_env *env, struct droce_tqp *
 	uint32_t svc = q->type == IBV_QPT_RC ? DROCE_OPM_RC : DROCE_OPM_UC;
 	struct droce_hdr_fields f;
 	int32_t c;
-	int rc_ = 0;
+	int err = 0;
 
 	rc->env = env;
 	q->stats.rcvd_pkts++;
@@ -414,21 +414,21 @@ int droce_rc_resp_recv(const struct droce_transport_env *env, struct droce_tqp *
 		return -EPROTO;
 	}
 	if (pkt->mask & DROCE_OPM_READ)
-		rc_ = do_read(env, q, pkt, &f);
+		err = do_read(env, q, pkt, &f);
 	else if (pkt->mask & DROCE_OPM_ATOMIC)
-		rc_ = do_atomic(env, q, pkt, &f);
+		err = do_atomic(env, q, pkt, &f);
 	else if (pkt->mask & DROCE_OPM_SEND)
-		rc_ = do_send(env, q, m, pkt, &f);
+		err = do_send(env, q, m, pkt, &f);
 	else
-		rc_ = do_write(env, q, m, pkt, &f);
+		err = do_write(env, q, m, pkt, &f);
 	/* coalesced: the ACK leaves at the send pass after the RX burst */
-	if (rc_ == 0 && q->type == IBV_QPT_RC && f.ackreq &&
+	if (err == 0 && q->type == IBV_QPT_RC && f.ackreq &&
 	    !(pkt->mask & (DROCE_OPM_READ | DROCE_OPM_ATOMIC))) {
 		rc->ack_pending = true;
 		rc->ack_psn = pkt->psn;
 	}
 	rte_pktmbuf_free(m);
-	return rc_;
+	return err;
 }
 
 /* One response packet of resource @p r: 0, or -EAGAIN to try again later. */

@@ -1088,6 +1088,245 @@ Test(transport_rc, many_messages_with_losses)
 	}
 }
 
+static unsigned int ackreqs;
+
+static enum fault count_ackreq(const struct side *from, const struct droce_pkt *pkt, unsigned int n)
+{
+	(void)n;
+	(void)pkt;
+	/* tx() read A's frame into last_a before asking */
+	if (from == &a && last_a.ackreq)
+		ackreqs++;
+	return PASS;
+}
+
+Test(transport_rc, ackreq_on_last_and_every_64_packets)
+{
+	fault = count_ackreq;
+	post_recv(&b, 10, 0, MIB);
+	cr_assert_eq(post_wr(&a, 1, &(struct wr_args){.op = IBV_WR_SEND, .len = MIB}), 0);
+	pump();
+	cr_expect_eq(a.frames, 1024);
+	cr_expect_eq(ackreqs, 16, "packets 63, 127, ... 1023");
+}
+
+Test(transport_rc, acks_coalesced_per_burst)
+{
+	for (int i = 0; i < 5; i++)
+		post_recv(&b, 10 + (uint64_t)i, 0, 64);
+	for (int i = 0; i < 5; i++)
+		cr_assert_eq(post_wr(&a, (uint64_t)i,
+				     &(struct wr_args){.op = IBV_WR_SEND,
+						       .len = 8,
+						       .flags = IBV_SEND_SIGNALED}),
+			     0);
+	pump();
+	cr_expect_eq(a.frames, 5);
+	cr_expect_eq(b.frames, 1, "one ACK for the five messages");
+	for (int i = 0; i < 5; i++)
+		cr_expect_eq(wc_of(&a, (uint64_t)i).status, IBV_WC_SUCCESS);
+}
+
+Test(transport_rc, lost_read_request_retransmitted)
+{
+	struct ibv_wc wc;
+
+	fill(b.buf, 2 * PMTU, 8);
+	target = 0;
+	fault = drop_a_nth;
+	cr_assert_eq(post_wr(&a, 1,
+			     &(struct wr_args){.op = IBV_WR_RDMA_READ,
+					       .len = 2 * PMTU,
+					       .flags = IBV_SEND_SIGNALED}),
+		     0);
+	settle();
+	wc = wc_of(&a, 1);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS);
+	cr_expect(memcmp(a.buf, b.buf, 2 * PMTU) == 0);
+	cr_expect_eq(a.tqp.stats.local_ack_timeout_err, 1);
+}
+
+Test(transport_rc, rnr_on_the_last_packet_of_a_write_with_imm)
+{
+	struct ibv_wc wc;
+
+	fill(a.buf, 3 * PMTU, 2);
+	cr_assert_eq(post_wr(&a, 1,
+			     &(struct wr_args){.op = IBV_WR_RDMA_WRITE_WITH_IMM,
+					       .len = 3 * PMTU,
+					       .roff = 4096,
+					       .flags = IBV_SEND_SIGNALED}),
+		     0);
+	pump();
+	cr_expect_eq(b.tqp.stats.send_rnr_err, 1);
+	post_recv(&b, 10, 0, 0);
+	settle();
+	cr_expect_eq(wc_of(&a, 1).status, IBV_WC_SUCCESS);
+	wc = wc_of(&b, 10);
+	cr_expect_eq(wc.byte_len, 3 * PMTU);
+	cr_expect(memcmp(b.buf + 4096, a.buf, 3 * PMTU) == 0);
+	cr_expect_eq(a.frames, 4, "only the LAST packet is sent again");
+}
+
+Test(transport_rc, send_with_invalid_rkey_to_invalidate)
+{
+	struct ibv_wc wc;
+
+	post_recv(&b, 10, 0, 64);
+	cr_assert_eq(post_wr(&a, 1,
+			     &(struct wr_args){.op = IBV_WR_SEND_WITH_INV,
+					       .len = 8,
+					       .imm_or_rkey = 0x12345600}),
+		     0);
+	pump();
+	wc = wc_of(&a, 1);
+	cr_expect_eq(wc.status, IBV_WC_REM_INV_REQ_ERR);
+	wc = wc_of(&b, 10);
+	cr_expect_eq(wc.status, IBV_WC_LOC_PROT_ERR);
+}
+
+Test(transport_rc, bind_with_a_bad_mr_is_a_bind_error)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct ibv_send_wr wr = {.wr_id = 70, .opcode = IBV_WR_BIND_MW}, *bad;
+	struct ibv_wc wc;
+
+	cr_assert_not_null(mw);
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){.mr = a.mr,
+							 .addr = (uintptr_t)a.buf + BUF_LEN,
+							 .length = 64,
+							 .mw_access_flags = IBV_ACCESS_REMOTE_READ};
+	cr_assert_eq(ibv_post_send(a.qp, &wr, &bad), 0);
+	pump();
+	wc = wc_of(&a, 70);
+	cr_expect_eq(wc.status, IBV_WC_MW_BIND_ERR, "%s", ibv_wc_status_str(wc.status));
+}
+
+Test(transport_rc, send_into_an_srq)
+{
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 16, .max_sge = 1}};
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	struct droce_srq_view v;
+	struct droce_ring_cons ring;
+	struct ibv_sge sge = {.addr = (uintptr_t)b.buf, .length = 4096, .lkey = b.mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = 80, .sg_list = &sge, .num_sge = 1}, *bad;
+	struct ibv_wc wc;
+
+	cr_assert_not_null(srq);
+	cr_assert_eq(droce_engine_srq_view(srq, &v), 0);
+	cr_assert_eq(droce_ring_cons_attach(&ring, v.ring.addr, v.ring.len), 0);
+	b.tqp.srq = &ring;
+	cr_assert_eq(ibv_post_srq_recv(srq, &wr, &bad), 0);
+	fill(a.buf, 3000, 6);
+	cr_assert_eq(post_wr(&a, 1, &(struct wr_args){.op = IBV_WR_SEND, .len = 3000}), 0);
+	pump();
+	wc = wc_of(&b, 80);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS);
+	cr_expect_eq(wc.byte_len, 3000);
+	cr_expect(memcmp(b.buf, a.buf, 3000) == 0);
+	b.tqp.srq = NULL;
+}
+
+static uint64_t rng = 88172645463325252ull;
+
+/* 5 % dropped, 3 % duplicated, 3 % swapped with the next, both ways (fixed seed). */
+static enum fault random_faults(const struct side *from, const struct droce_pkt *pkt,
+				unsigned int n)
+{
+	uint64_t r;
+
+	(void)from;
+	(void)pkt;
+	(void)n;
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	r = rng % 100;
+	if (r < 5)
+		return DROP;
+	if (r < 8)
+		return DUP;
+	if (r < 11 && held == NULL)
+		return HOLD;
+	return PASS;
+}
+
+Test(transport_rc, random_faults_every_operation_exactly_once)
+{
+	static const uint32_t lens[] = {0, 1, 1000, 1024, 1025, 5000, 20000};
+	uint64_t *counter = (uint64_t *)(b.buf + MIB + 4096);
+	unsigned int i, n = 60;
+
+	fault = random_faults;
+	fill(a.buf, MIB, 11);
+	fill(b.buf + MIB / 2, 256 * 1024, 12);
+	*counter = 0;
+	for (i = 0; i < n; i++)
+		post_recv(&b, 1000 + i, (i % 16) * 32768, 32768);
+	for (i = 0; i < n; i++) {
+		uint32_t len = lens[i % 7];
+		struct wr_args w = {
+			.len = len, .off = (i % 16) * 32768, .flags = IBV_SEND_SIGNALED};
+
+		switch (i % 4) {
+		case 0:
+			w.op = IBV_WR_SEND;
+			break;
+		case 1:
+			w.op = IBV_WR_RDMA_WRITE;
+			w.roff = MIB + 8192 + (i % 16) * 32768;
+			break;
+		case 2:
+			w.op = IBV_WR_RDMA_READ;
+			w.off = MIB + (i % 16) * 32768;
+			w.roff = MIB / 2 + (i % 8) * 32768;
+			break;
+		default:
+			w.op = IBV_WR_ATOMIC_FETCH_AND_ADD;
+			w.len = 8;
+			w.off = MIB + MIB / 2 + i * 8;
+			w.roff = MIB + 4096;
+			w.compare_add = 1;
+			break;
+		}
+		cr_assert_eq(post_wr(&a, i, &w), 0);
+		/* a few at a time: the receive buffers are reused every 16 */
+		if (i % 8 == 7)
+			settle();
+	}
+	settle();
+	for (i = 0; i < n; i++) {
+		struct ibv_wc wc = wc_of(&a, i);
+
+		cr_expect_eq(wc.status, IBV_WC_SUCCESS, "WR %u: %s", i,
+			     ibv_wc_status_str(wc.status));
+	}
+	for (i = 0; i < n; i += 4) {
+		struct ibv_wc wc = wc_of(&b, 1000 + i / 4);
+
+		cr_expect_eq(wc.status, IBV_WC_SUCCESS);
+		cr_expect_eq(wc.byte_len, lens[i % 7], "SEND %u", i);
+		cr_expect(memcmp(b.buf + ((i / 4) % 16) * 32768, a.buf + (i % 16) * 32768,
+				 lens[i % 7]) == 0,
+			  "SEND %u bytes", i);
+	}
+	cr_expect_eq(*counter, n / 4, "every FETCH_ADD executed exactly once");
+	for (i = 0; i < n; i++) {
+		uint32_t len = lens[i % 7], off = (i % 16) * 32768;
+
+		if (i % 4 == 1)
+			cr_expect(memcmp(b.buf + MIB + 8192 + off, a.buf + off, len) == 0,
+				  "WRITE %u", i);
+		if (i % 4 == 2)
+			cr_expect(memcmp(a.buf + MIB + off, b.buf + MIB / 2 + (i % 8) * 32768,
+					 len) == 0,
+				  "READ %u", i);
+	}
+	cr_expect_gt(a.tqp.stats.completer_retry_err, 0, "faults were recovered from");
+}
+
 /* ------------------------------------------------------------ UC */
 
 Test(transport_uc, send_write_every_size)
@@ -1164,6 +1403,19 @@ Test(transport_uc, gap_drops_the_message_and_reuses_the_receive)
 	pump();
 	wc = wc_of(&b, 10);
 	cr_expect_eq(wc.byte_len, 100, "the next message takes the same receive WQE");
+}
+
+Test(transport_uc, write_with_imm_without_receive_drops)
+{
+	cr_assert_eq(post_wr(&a, 1,
+			     &(struct wr_args){.op = IBV_WR_RDMA_WRITE_WITH_IMM,
+					       .len = 8,
+					       .flags = IBV_SEND_SIGNALED}),
+		     0);
+	pump();
+	cr_expect_eq(wc_of(&a, 1).status, IBV_WC_SUCCESS);
+	cr_expect_eq(b.tqp.stats.uc_msg_drop, 1);
+	cr_expect_eq(b.frames, 0, "no RNR NAK on UC");
 }
 
 Test(transport_uc, no_receive_drops)
