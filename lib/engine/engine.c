@@ -166,6 +166,8 @@ static int port_start(struct engine *e, struct engine_port *p)
 	p->addr.gid[0].raw[12] = 0xfe;
 	memcpy(&p->addr.gid[0].raw[13], &p->addr.mac[3], 3);
 	p->addr.gid_count = 1;
+	/* GID 0, the link-local address, is answered and sent from like the others */
+	memcpy(nc.addr[nc.addr_count++], p->addr.gid[0].raw, 16);
 	for (i = 0; i < p->conf.n_ipv4; i++) {
 		union ibv_gid *g = &p->addr.gid[p->addr.gid_count++];
 

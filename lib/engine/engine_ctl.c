@@ -150,6 +150,9 @@ static int apply(struct engine *e, struct engine_cmd *c)
 		rc = droce_ring_prod_attach(&e->cqs[c->id].tcq.prod, c->ring, c->len);
 		if (rc != 0)
 			return rc;
+		/* CQEs are written whole: a slot of any other size is refused */
+		if (e->cqs[c->id].tcq.prod.slot_size != sizeof(struct droce_cqe))
+			return -EINVAL;
 		e->cqs[c->id].tcq.user = c->obj;
 		e->cqs[c->id].used = true;
 		return 0;
@@ -166,6 +169,10 @@ static int apply(struct engine *e, struct engine_cmd *c)
 		rc = droce_ring_cons_attach(&e->srqs[c->id].ring, c->ring, c->len);
 		if (rc != 0)
 			return rc;
+		/* receive WQEs are copied out whole: a header to 1024 bytes */
+		if (e->srqs[c->id].ring.slot_size < sizeof(struct droce_recv_wqe) ||
+		    e->srqs[c->id].ring.slot_size > 1024)
+			return -EINVAL;
 		e->srqs[c->id].srq = c->obj;
 		e->srqs[c->id].used = true;
 		return 0;
@@ -181,6 +188,10 @@ static int apply(struct engine *e, struct engine_cmd *c)
 		if (q == NULL)
 			return -ENOENT;
 		droce_tqp_modify(&q->tqp, c->attr, c->mask, c->state);
+		/* the QP stayed in the Error state the engine had moved it to: the modify
+		 * bumped the verbs side's generation, so publish the error again */
+		if (q->tqp.state == IBV_QPS_ERR && c->state != IBV_QPS_ERR)
+			e->hooks.qp_error(q->qp, IBV_QPS_ERR, 0);
 		return 0;
 	case CMD_QP_DEL:
 		qp_remove(e, c->id);

@@ -121,8 +121,10 @@ struct droce_tqp {
 	enum ibv_qp_state state; /**< as modify set it, or SQE/ERR the transport moved to */
 	uint32_t pd;
 	bool sq_sig_all;
-	struct droce_ring_cons sq;   /**< send ring (consumer) */
-	struct droce_ring_cons rq;   /**< receive ring, when not on an SRQ */
+	struct droce_ring_cons sq; /**< send ring (consumer) */
+	struct droce_ring_cons rq; /**< receive ring, when not on an SRQ */
+	void *sq_mem, *rq_mem;     /**< the rings' memory, re-initialised at RESET */
+	size_t sq_mem_len, rq_mem_len;
 	struct droce_ring_cons *srq; /**< the SRQ's ring, shared by its QPs on this lcore */
 	void *srq_user;
 	struct droce_tcq *scq, *rcq;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "droce_wire_mbuf.h"
 #include "rc_priv.h"
 
 static bool op_is_rd_atomic(uint8_t op)
@@ -370,7 +371,7 @@ int droce_rc_comp_recv(const struct droce_transport_env *env, struct droce_tqp *
 	struct droce_rc *rc = q->rc;
 	struct droce_hdr_fields f;
 
-	droce_pkt_fields(pkt, rte_pktmbuf_mtod(m, const uint8_t *), &f);
+	droce_pkt_fields_mbuf(pkt, m, &f);
 	/* a response for a PSN never sent is not ours to believe */
 	if (q->state != IBV_QPS_RTS && q->state != IBV_QPS_SQD) {
 		q->stats.resp_drop++;

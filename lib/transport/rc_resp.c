@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "droce_wire_mbuf.h"
 #include "rc_priv.h"
 
 static uint32_t res_count(const struct droce_tqp *q)
@@ -366,7 +367,7 @@ int droce_rc_resp_recv(const struct droce_transport_env *env, struct droce_tqp *
 		rte_pktmbuf_free(m);
 		return -EPROTO; /* another service's opcode: silently dropped */
 	}
-	droce_pkt_fields(pkt, rte_pktmbuf_mtod(m, const uint8_t *), &f);
+	droce_pkt_fields_mbuf(pkt, m, &f);
 	if ((f.pkey & 0x7fff) != (q->pkey & 0x7fff)) {
 		q->stats.pkey_violations++;
 		rte_pktmbuf_free(m);

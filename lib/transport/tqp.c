@@ -20,15 +20,20 @@ int droce_tqp_init(struct droce_tqp *q, uint32_t qpn, enum ibv_qp_type type, uin
 	rc = droce_ring_cons_attach(&q->sq, sq_ring, sq_len);
 	if (rc != 0)
 		return rc;
-	/* the engine copies a slot before checking it: bound the copy */
-	if (q->sq.slot_size > DROCE_TQP_SLOT_MAX)
+	/* the engine copies a slot before checking it: header to 1024 bytes, no more */
+	if (q->sq.slot_size < sizeof(struct droce_send_wqe) || q->sq.slot_size > DROCE_TQP_SLOT_MAX)
 		return -EINVAL;
+	q->sq_mem = sq_ring;
+	q->sq_mem_len = sq_len;
 	if (rq_ring != NULL) {
 		rc = droce_ring_cons_attach(&q->rq, rq_ring, rq_len);
 		if (rc != 0)
 			return rc;
-		if (q->rq.slot_size > DROCE_TQP_SLOT_MAX)
+		if (q->rq.slot_size < sizeof(struct droce_recv_wqe) ||
+		    q->rq.slot_size > DROCE_TQP_SLOT_MAX)
 			return -EINVAL;
+		q->rq_mem = rq_ring;
+		q->rq_mem_len = rq_len;
 	}
 	if (type == IBV_QPT_RC || type == IBV_QPT_UC)
 		return droce_rc_init(q);
@@ -45,6 +50,13 @@ void droce_tqp_fini(const struct droce_transport_env *env, struct droce_tqp *q)
 void droce_tqp_modify(struct droce_tqp *q, const struct ibv_qp_attr *a, int mask,
 		      enum ibv_qp_state state)
 {
+	/*
+	 * A modify the application made before it could see the engine's move to
+	 * Error (e.g. RTS->RTS) does not take the QP out of it: from Error only
+	 * RESET leads on. The engine republishes the error (engine_ctl.c).
+	 */
+	if (q->state == IBV_QPS_ERR && state != IBV_QPS_RESET)
+		state = IBV_QPS_ERR;
 	if (mask & IBV_QP_QKEY)
 		q->qkey = a->qkey;
 	if (mask & IBV_QP_DEST_QPN)
@@ -72,7 +84,17 @@ void droce_tqp_modify(struct droce_tqp *q, const struct ibv_qp_attr *a, int mask
 	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
 		q->max_dest_rd_atomic = a->max_dest_rd_atomic;
 	if (state == IBV_QPS_RESET) {
-		/* the verbs layer emptied the rings: start again from their indices */
+		/*
+		 * RESET drops every WQE without a completion: the engine empties the
+		 * rings itself, between two loop passes, so no pass sees them change
+		 * under it; the verbs layer re-attaches its producers afterwards.
+		 */
+		droce_ring_init(q->sq_mem, q->sq_mem_len, q->sq.size, q->sq.slot_size);
+		droce_ring_cons_attach(&q->sq, q->sq_mem, q->sq_mem_len);
+		if (q->rq_mem != NULL) {
+			droce_ring_init(q->rq_mem, q->rq_mem_len, q->rq.size, q->rq.slot_size);
+			droce_ring_cons_attach(&q->rq, q->rq_mem, q->rq_mem_len);
+		}
 		q->neigh_tries = 0;
 		memset(&q->stats, 0, sizeof(q->stats));
 	}

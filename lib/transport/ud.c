@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "droce_wire_icrc.h"
+#include "droce_wire_mbuf.h"
 #include "transport_priv.h"
 
 /* A WQE copied out of the ring (the header and what follows it). */
@@ -278,7 +279,7 @@ int droce_ud_recv(const struct droce_transport_env *env, struct droce_tqp *q, st
 		rte_pktmbuf_free(m);
 		return -EPROTO; /* an RC/UC opcode sent to a UD QP: silently dropped */
 	}
-	droce_pkt_fields(pkt, rte_pktmbuf_mtod(m, const uint8_t *), &f);
+	droce_pkt_fields_mbuf(pkt, m, &f);
 	/* P_Key: the default partition, full or limited member */
 	if ((f.pkey & 0x7fff) != (q->pkey & 0x7fff)) {
 		q->stats.pkey_violations++;

@@ -219,12 +219,15 @@ struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 }
 
 /* Empty both rings: modify to RESET drops every WQE without a completion (IBA 10.3.1). */
-static void qp_rings_reset(struct droce_qp *qp)
+static void qp_rings_reset(struct droce_qp *qp, bool init)
 {
-	droce_ring_init(qp->sq_ring, qp->sq_len, qp->sq.size, qp->sq_slot_size);
+	/* with an engine running the QP, the engine empties the rings (droce_tqp_modify) */
+	if (init)
+		droce_ring_init(qp->sq_ring, qp->sq_len, qp->sq.size, qp->sq_slot_size);
 	droce_ring_prod_attach(&qp->sq, qp->sq_ring, qp->sq_len);
 	if (qp->rq_ring != NULL) {
-		droce_ring_init(qp->rq_ring, qp->rq_len, qp->rq.size, qp->rq_slot_size);
+		if (init)
+			droce_ring_init(qp->rq_ring, qp->rq_len, qp->rq.size, qp->rq_slot_size);
 		droce_ring_prod_attach(&qp->rq, qp->rq_ring, qp->rq_len);
 	}
 }
@@ -300,7 +303,8 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 		if (next == IBV_QPS_RESET) {
 			memset(&qp->attr, 0, sizeof(qp->attr));
 			qp->attr.cap = qp->cap;
-			qp_rings_reset(qp);
+			if (!qp->in_engine)
+				qp_rings_reset(qp, true);
 		} else {
 			qp_store_attr(qp, attr, attr_mask);
 		}
@@ -311,6 +315,8 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 		/* pairs with the acquire load of gen in droce_qp_state() and the engine */
 		__atomic_store_n(&qp->ctl->gen, qp->ctl->gen + 1, __ATOMIC_RELEASE);
 		droce_embedded_qp_modify(qp, attr, attr_mask, next);
+		if (next == IBV_QPS_RESET && qp->in_engine)
+			qp_rings_reset(qp, false); /* the engine emptied them: attach again */
 	}
 	pthread_mutex_unlock(&c->lock);
 	return rc;

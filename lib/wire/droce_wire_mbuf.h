@@ -30,6 +30,14 @@ uint32_t droce_icrc_calc_mbuf(const struct rte_mbuf *m, uint32_t l3_off, uint32_
 enum droce_parse_status droce_parse_mbuf(const struct rte_mbuf *m,
 					 const struct droce_parse_cfg *cfg, struct droce_pkt *pkt);
 
+/**
+ * droce_pkt_fields() of a parsed mbuf whose headers may be split over
+ * segments: they are gathered first (at most DROCE_PARSE_HDR_MAX bytes), so
+ * no field is read beyond a segment.
+ */
+void droce_pkt_fields_mbuf(const struct droce_pkt *pkt, const struct rte_mbuf *m,
+			   struct droce_hdr_fields *f);
+
 #ifdef __cplusplus
 }
 #endif

@@ -71,3 +71,15 @@ enum droce_parse_status droce_parse_mbuf(const struct rte_mbuf *m,
 		return DROCE_PARSE_BAD_ICRC;
 	return DROCE_PARSE_OK;
 }
+
+void droce_pkt_fields_mbuf(const struct droce_pkt *pkt, const struct rte_mbuf *m,
+			   struct droce_hdr_fields *f)
+{
+	uint8_t copy[DROCE_PARSE_HDR_MAX];
+	const uint8_t *hdr = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	/* the parser accepted the packet: its headers are within DROCE_PARSE_HDR_MAX */
+	if (m->data_len < pkt->payload_off)
+		hdr = rte_pktmbuf_read(m, 0, pkt->payload_off, copy);
+	droce_pkt_fields(pkt, hdr, f);
+}
