@@ -7,7 +7,9 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -146,4 +148,88 @@ Test(embedded_ud, messages_both_ways)
 		cr_expect_arr_eq(to->buf + 40, from->buf, len, "round %d", round);
 		ibv_destroy_ah(ah);
 	}
+}
+
+/* Move a QP through RESET and back to RTS with verbs calls. */
+static void reset_and_rearm(struct end *x)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_RESET};
+
+	cr_assert_eq(ibv_modify_qp(x->qp, &a, IBV_QP_STATE), 0, "to RESET");
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = QKEY;
+	cr_assert_eq(ibv_modify_qp(x->qp, &a,
+				   IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
+		     0, "RESET to INIT after traffic");
+	a.qp_state = IBV_QPS_RTR;
+	cr_assert_eq(ibv_modify_qp(x->qp, &a, IBV_QP_STATE), 0);
+	a.qp_state = IBV_QPS_RTS;
+	cr_assert_eq(ibv_modify_qp(x->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+}
+
+static void one_message(uint64_t id)
+{
+	union ibv_gid g1;
+	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1, .grh = {.sgid_index = 1}};
+	struct ibv_ah *ah;
+	struct ibv_sge rs = {.addr = (uintptr_t)e1.buf, .length = 256, .lkey = e1.mr->lkey};
+	struct ibv_recv_wr rwr = {.wr_id = id, .sg_list = &rs, .num_sge = 1}, *rbad;
+	struct ibv_sge ss = {.addr = (uintptr_t)e0.buf, .length = 64, .lkey = e0.mr->lkey};
+	struct ibv_send_wr swr = {.wr_id = id,
+				  .sg_list = &ss,
+				  .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED},
+			   *sbad;
+	struct ibv_wc wc;
+
+	cr_assert_eq(ibv_query_gid(e1.ctx, 1, 1, &g1), 0);
+	aa.grh.dgid = g1;
+	ah = ibv_create_ah(e0.pd, &aa);
+	cr_assert_not_null(ah);
+	swr.wr.ud.ah = ah;
+	swr.wr.ud.remote_qpn = e1.qp->qp_num;
+	swr.wr.ud.remote_qkey = QKEY;
+	cr_assert_eq(ibv_post_recv(e1.qp, &rwr, &rbad), 0);
+	cr_assert_eq(ibv_post_send(e0.qp, &swr, &sbad), 0);
+	cr_assert_eq(poll_one(e0.cq, &wc), 1, "message %llu: no send completion",
+		     (unsigned long long)id);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS);
+	cr_assert_eq(poll_one(e1.cq, &wc), 1, "message %llu: no receive completion",
+		     (unsigned long long)id);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS);
+	ibv_destroy_ah(ah);
+}
+
+Test(embedded_ud, qp_reused_after_reset)
+{
+	one_message(1);
+	one_message(2);
+	reset_and_rearm(&e0);
+	reset_and_rearm(&e1);
+	one_message(3);
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qia;
+
+	cr_assert_eq(ibv_query_qp(e0.qp, &qa, IBV_QP_STATE, &qia), 0);
+	cr_expect_eq(qa.qp_state, IBV_QPS_RTS);
+}
+
+Test(embedded_ud, forked_child_exits)
+{
+	pid_t pid;
+	int st = 0;
+
+	one_message(4);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		exit(7); /* runs the atexit handlers: the engine's must not wait for the parent's
+			    lcore */
+	for (int i = 0; i < 500 && waitpid(pid, &st, WNOHANG) == 0; i++)
+		usleep(10000);
+	cr_assert(WIFEXITED(st), "the child did not exit within 5 s");
+	cr_expect_eq(WEXITSTATUS(st), 7);
+	one_message(5);
 }
