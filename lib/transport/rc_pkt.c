@@ -10,47 +10,14 @@
 #include "droce_wire_icrc.h"
 #include "rc_priv.h"
 
-static bool gid_is_ipv4(const union ibv_gid *g)
-{
-	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-	return memcmp(g->raw, prefix, sizeof(prefix)) == 0;
-}
-
 /* Address template of the QP's peer: 0, -EAGAIN (MAC not resolved yet) or -EINVAL. */
 int droce_rc_addr(const struct droce_transport_env *env, const struct droce_tqp *q,
 		  struct droce_addr *a)
 {
-	const struct ibv_global_route *grh = &q->av.grh;
-	const union ibv_gid *sgid;
-	int rc;
-
 	/* RoCEv2 paths are always global: the GRH fields give the IP header */
-	if (!q->av.is_global || grh->sgid_index >= env->port->gid_count)
+	if (!q->av.is_global)
 		return -EINVAL;
-	sgid = &env->port->gid[grh->sgid_index];
-	if (gid_is_ipv4(sgid) != gid_is_ipv4(&grh->dgid))
-		return -EINVAL;
-	memset(a, 0, sizeof(*a));
-	rc = env->neigh(env->arg, grh->dgid.raw, a->dst_mac);
-	if (rc != 0)
-		return rc;
-	memcpy(a->src_mac, env->port->mac, 6);
-	a->ipv6 = !gid_is_ipv4(sgid);
-	if (a->ipv6) {
-		memcpy(a->src_ip, sgid->raw, 16);
-		memcpy(a->dst_ip, grh->dgid.raw, 16);
-		a->flow_label = grh->flow_label;
-	} else {
-		memcpy(a->src_ip, &sgid->raw[12], 4);
-		memcpy(a->dst_ip, &grh->dgid.raw[12], 4);
-		a->ipv4_df = true;
-	}
-	a->tclass = grh->traffic_class;
-	a->ttl = grh->hop_limit ? grh->hop_limit : 64;
-	a->udp_sport = droce_udp_sport_for_qps(grh->flow_label, q->qpn, q->dest_qpn);
-	a->udp_dport = DROCE_ROCEV2_UDP_PORT;
-	return 0;
+	return droce_path_addr(env, &q->av.grh, q->qpn, q->dest_qpn, a);
 }
 
 /* A frame with every header written and @p len payload bytes at *payload; NULL: no mbuf. */

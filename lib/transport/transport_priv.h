@@ -20,6 +20,11 @@ enum ibv_wc_opcode droce_wqe_wc_opcode(uint8_t op);
 int droce_tqp_flush_sq(const struct droce_transport_env *env, struct droce_tqp *q, int budget);
 int droce_tqp_flush_rq(const struct droce_transport_env *env, struct droce_tqp *q, int budget);
 
+/* path.c */
+/** Address template from a GRH; 0, -EAGAIN (MAC being resolved) or -EINVAL. */
+int droce_path_addr(const struct droce_transport_env *env, const struct ibv_global_route *grh,
+		    uint32_t qpn, uint32_t dqpn, struct droce_addr *a);
+
 /* ud.c */
 int droce_ud_send(const struct droce_transport_env *env, struct droce_tqp *q, uint32_t now_us,
 		  int budget);
