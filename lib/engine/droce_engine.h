@@ -26,6 +26,26 @@ extern "C" {
 #define DROCE_ENGINE_ADDR_MAX  8
 #define DROCE_ENGINE_NAME_MAX  64
 
+/**
+ * Faults the engine injects on a port's transmit path (lib/port/droce_fault.h,
+ * doc/fault-injection.md): every frame the port sends, RoCEv2 or not unless
+ * @c roce_only, meets one rule per kind with a non-zero rate. Rates are
+ * probabilities per frame; times are microseconds of the engine's clock.
+ */
+struct droce_engine_fault_conf {
+	bool enabled;            /**< create an injector (even with every rate 0) */
+	bool roce_only;          /**< only RoCEv2 frames; ARP and ND pass untouched */
+	double drop;             /**< frames freed */
+	double dup;              /**< frames sent twice (a deep copy right after) */
+	double reorder;          /**< frames held until @c reorder_after later ones left */
+	double corrupt;          /**< frames with one bit flipped in payload or ICRC */
+	double delay;            /**< frames held for @c delay_us */
+	uint32_t reorder_after;  /**< 0: 3 */
+	uint32_t reorder_max_us; /**< a reordered frame also leaves after this long (0: 100) */
+	uint32_t delay_us;       /**< 0: 100 */
+	uint64_t seed;           /**< the rules' generators derive from it (0 allowed) */
+};
+
 /** One port the engine runs. */
 struct droce_engine_port_conf {
 	char name[DROCE_ENGINE_NAME_MAX]; /**< the verbs device name, e.g. droce0 */
@@ -38,6 +58,7 @@ struct droce_engine_port_conf {
 	unsigned int n_ipv4, n_ipv6;
 	uint8_t ipv4[DROCE_ENGINE_ADDR_MAX][4];
 	uint8_t ipv6[DROCE_ENGINE_ADDR_MAX][16];
+	struct droce_engine_fault_conf fault; /**< fault injection on TX (tests, demos) */
 };
 
 struct droce_engine_conf {
@@ -131,6 +152,40 @@ struct droce_engine_stats {
 };
 
 void droce_engine_stats_get(struct droce_engine_stats *stats);
+
+/**
+ * Counters of one port, for tests and tools. Read while the lcore runs: each
+ * field is one plain load (64-bit loads do not tear on the targets droce runs
+ * on), the set is not a snapshot; once the engine is idle it is exact.
+ */
+struct droce_engine_port_stats {
+	/** mbufs in the port's pool */
+	uint32_t pool_size;
+	/** free mbufs once the port was up, before any packet (RX rings filled) */
+	uint32_t pool_avail_start;
+	/**
+	 * free mbufs now: rte_mempool_avail_count(), which counts the per-lcore
+	 * caches as free, so it equals pool_avail_start whenever no mbuf is held
+	 * anywhere (in flight, in a TX buffer, in the fault injector, in a QP)
+	 */
+	uint32_t pool_avail;
+	uint64_t rx_pkts;    /**< frames received */
+	uint64_t tx_pkts;    /**< frames the device took */
+	uint64_t tx_dropped; /**< frames the device refused */
+	/* the fault injector on the TX path, when configured (else all 0) */
+	bool fault;                /**< an injector runs on the port */
+	uint64_t fault_offered;    /**< frames offered to it */
+	uint64_t fault_sent;       /**< frames it handed on (duplicates and releases included) */
+	uint64_t fault_dropped;    /**< frames it freed */
+	uint64_t fault_duplicated; /**< copies it made */
+	uint64_t fault_reordered;  /**< frames it held back for reordering */
+	uint64_t fault_corrupted;  /**< frames it corrupted */
+	uint64_t fault_delayed;    /**< frames it delayed */
+	uint64_t fault_held;       /**< frames it holds now */
+};
+
+/** Counters of the port named @p name. 0; -ENODEV (engine not running); -ENOENT. */
+int droce_engine_port_stats(const char *name, struct droce_engine_port_stats *st);
 
 #ifdef __cplusplus
 }

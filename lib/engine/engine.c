@@ -186,12 +186,22 @@ static int port_start(struct engine *e, struct engine_port *p)
 	       p->addr.mtu_bytes * 2 + 20 + 8 + 12 + 28 + 4 <= p->port.mtu)
 		p->addr.mtu_bytes *= 2;
 	rc = droce_neigh_create(&nc, &p->neigh);
-	if (rc != 0) {
-		droce_port_close(&p->port);
-		return rc;
-	}
+	if (rc != 0)
+		goto out_close;
+	rc = engine_fault_create(p);
+	if (rc != 0)
+		goto out_free_neigh;
+	/* the pool as it stands before any packet: what an idle port returns to */
+	p->pool_avail_start = rte_mempool_avail_count(p->port.pool);
 	engine_env_init(e, p);
 	return 0;
+
+out_free_neigh:
+	droce_neigh_free(p->neigh);
+	p->neigh = NULL;
+out_close:
+	droce_port_close(&p->port);
+	return rc;
 }
 
 static int links_create(struct engine *e)
@@ -231,6 +241,7 @@ static void engine_teardown(struct engine *e)
 	unsigned int i;
 
 	for (i = 0; i < e->n_ports; i++) {
+		engine_fault_drain(&e->ports[i]);
 		droce_neigh_free(e->ports[i].neigh);
 		droce_port_close(&e->ports[i].port);
 	}
@@ -350,6 +361,49 @@ int droce_engine_port_info(const char *name, struct droce_engine_port_info *info
 		return 0;
 	}
 	return -ENOENT;
+}
+
+int droce_engine_port_stats(const char *name, struct droce_engine_port_stats *st)
+{
+	struct engine *e = &droce_engine;
+	int rc = -ENOENT;
+
+	/* the lock keeps droce_engine_stop() from freeing the pool or the injector meanwhile */
+	pthread_mutex_lock(&e->ctl_lock);
+	if (!droce_engine_running()) {
+		pthread_mutex_unlock(&e->ctl_lock);
+		return -ENODEV;
+	}
+	for (unsigned int i = 0; i < e->n_ports && rc != 0; i++) {
+		const struct engine_port *p = &e->ports[i];
+
+		if (strcmp(p->conf.name, name) != 0)
+			continue;
+		memset(st, 0, sizeof(*st));
+		st->pool_size = p->port.pool->size;
+		st->pool_avail_start = p->pool_avail_start;
+		st->pool_avail = rte_mempool_avail_count(p->port.pool);
+		st->rx_pkts = p->port.qstats[0].rx_pkts;
+		st->tx_pkts = p->port.qstats[0].tx_pkts;
+		st->tx_dropped = p->port.qstats[0].tx_dropped;
+		if (p->fault != NULL) {
+			struct droce_fault_stats fs;
+
+			droce_fault_stats_get(p->fault, &fs);
+			st->fault = true;
+			st->fault_offered = fs.rx_pkts;
+			st->fault_sent = fs.tx_pkts;
+			st->fault_dropped = fs.injected[DROCE_FAULT_DROP];
+			st->fault_duplicated = fs.injected[DROCE_FAULT_DUP];
+			st->fault_reordered = fs.injected[DROCE_FAULT_REORDER];
+			st->fault_corrupted = fs.injected[DROCE_FAULT_CORRUPT];
+			st->fault_delayed = fs.injected[DROCE_FAULT_DELAY];
+			st->fault_held = droce_fault_held_count(p->fault);
+		}
+		rc = 0;
+	}
+	pthread_mutex_unlock(&e->ctl_lock);
+	return rc;
 }
 
 void droce_engine_stats_get(struct droce_engine_stats *stats)

@@ -26,11 +26,21 @@ static uint64_t now_us(const struct engine *e)
 
 /* ---- the transport's environment for a port */
 
+/* Every frame the engine sends on a port: through the fault injector when it has one. */
+void engine_port_tx(struct engine_port *p, struct rte_mbuf *m)
+{
+	if (unlikely(p->fault != NULL)) {
+		engine_fault_tx(p, m);
+		return;
+	}
+	droce_port_tx(&p->port, 0, m);
+}
+
 static void env_tx(void *arg, struct rte_mbuf *m)
 {
 	struct engine_port *p = arg;
 
-	droce_port_tx(&p->port, 0, m);
+	engine_port_tx(p, m);
 	droce_engine.stats.tx_pkts++;
 }
 
@@ -112,7 +122,7 @@ static void rx_other(struct engine *e, struct engine_port *p, struct rte_mbuf *m
 
 		if (d != NULL) {
 			memcpy(d, reply.data, reply.len);
-			droce_port_tx(&p->port, 0, r);
+			engine_port_tx(p, r);
 		} else if (r != NULL) {
 			rte_pktmbuf_free(r);
 		}
@@ -179,7 +189,7 @@ static void neigh_requests(struct engine_port *p, uint64_t now)
 			return;
 		}
 		memcpy(d, f.data, f.len);
-		droce_port_tx(&p->port, 0, m);
+		engine_port_tx(p, m);
 	}
 }
 
@@ -213,6 +223,9 @@ int engine_lcore_main(void *arg)
 			work += (unsigned int)fired;
 		for (i = 0; i < e->n_ports; i++) {
 			neigh_requests(&e->ports[i], now);
+			/* the partial burst, and held frames that are due */
+			if (unlikely(e->ports[i].fault != NULL))
+				work += engine_fault_flush(&e->ports[i], now);
 			if (e->ports[i].port.txq[0].n > 0)
 				work += droce_port_tx_flush(&e->ports[i].port, 0);
 		}

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "droce_engine.h"
+#include "droce_fault.h"
 #include "droce_neigh.h"
 #include "droce_port.h"
 #include "droce_transport.h"
@@ -24,7 +25,17 @@ struct engine_port {
 	struct droce_neigh *neigh;
 	struct droce_tport_addr addr; /* what the transport builds packets from */
 	struct droce_transport_env env;
+	uint32_t pool_avail_start; /* free mbufs once the port was up */
+	/* TX fault injection: NULL on the fast path (the only test it costs) */
+	struct droce_fault *fault;
+	uint16_t fault_n; /* frames waiting in fault_in for the injector */
+	struct rte_mbuf *fault_in[DROCE_PORT_BURST];
 };
+
+/* Hold queue of a port's injector: reordered and delayed frames. */
+#define ENGINE_FAULT_HOLD 64
+/* Output room of one injector call: never short (droce_fault_process_burst()). */
+#define ENGINE_FAULT_OUT (2 * DROCE_PORT_BURST + ENGINE_FAULT_HOLD)
 
 struct engine_qp {
 	struct droce_tqp tqp;
@@ -112,5 +123,12 @@ struct engine_qp *engine_qp_find(struct engine *e, uint32_t qpn);
 /* engine_loop.c */
 int engine_lcore_main(void *arg);
 void engine_env_init(struct engine *e, struct engine_port *p);
+void engine_port_tx(struct engine_port *p, struct rte_mbuf *m);
+
+/* engine_fault.c */
+int engine_fault_create(struct engine_port *p);
+void engine_fault_tx(struct engine_port *p, struct rte_mbuf *m);
+unsigned int engine_fault_flush(struct engine_port *p, uint64_t now_us);
+void engine_fault_drain(struct engine_port *p);
 
 #endif /* DROCE_ENGINE_PRIV_H */

@@ -229,6 +229,13 @@ static void rnr_nak(const struct droce_transport_env *env, struct droce_tqp *q, 
 		}
 		rc->rnr_left--;
 	}
+	/*
+	 * The responder answered: the path works, and this wait is rnr_retry's to count. A
+	 * timeout that follows a lost resend or RNR NAK starts counting retry_cnt afresh, so a
+	 * slow receiver behind a lossy link ends in RNR_RETRY_EXC_ERR (or waits for ever with
+	 * rnr_retry 7), never in RETRY_EXC_ERR by the RNR NAKs' losses adding up.
+	 */
+	rc->retry_left = q->retry_cnt;
 	droce_rc_go_back(q, psn);
 	rc->rnr_wait = true;
 	if (env->wheel == NULL) {

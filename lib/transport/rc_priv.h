@@ -13,8 +13,12 @@
 #define DROCE_RC_ACKREQ_EVERY 64
 /** PSNs a message may take: a quarter of the PSN space keeps every comparison sound. */
 #define DROCE_RC_MSG_PKTS_MAX (1u << 22)
-/** Responder resources kept at most (max_dest_rd_atomic is clamped to it). */
-#define DROCE_RC_RES_MAX 16
+/**
+ * Responder resources kept at most (max_dest_rd_atomic is clamped to it): as many as the
+ * device advertises in max_qp_rd_atom (DROCE_MAX_RD_ATOMIC in lib/verbs), or a peer allowed
+ * that many READ/atomics in flight overwrites responses not yet sent or still replayable.
+ */
+#define DROCE_RC_RES_MAX 128
 /** Timer ids of a QP. */
 #define DROCE_RC_TIMER_RETRY 1
 #define DROCE_RC_TIMER_RNR   2

@@ -319,6 +319,10 @@ static void duplicate(struct droce_tqp *q, const struct droce_pkt *pkt,
 			r->next_psn = pkt->psn;
 			r->start_psn = pkt->psn;
 			r->pending = true;
+			/* a replayed READ response carries the responder's current MSN, as any
+			 * AETH does: the count of messages completed so far (Linux rxe too) */
+			if (r->kind == DROCE_OPM_READ)
+				r->msn = rc->msn;
 			return;
 		}
 		return; /* too old to replay: dropped */
@@ -392,6 +396,18 @@ int droce_rc_resp_recv(const struct droce_transport_env *env, struct droce_tqp *
 	}
 	if (q->type == IBV_QPT_RC && c < 0) {
 		duplicate(q, pkt, &f);
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	if (q->type == IBV_QPT_UC && c < 0 && c >= -(int32_t)DROCE_RC_MSG_PKTS_MAX) {
+		/*
+		 * UC never goes back: a PSN behind the expected one is a duplicate, or a packet
+		 * that later ones overtook, whose message was already given up. Taking it would
+		 * deliver a message twice or out of order; it is dropped and the message in
+		 * progress goes on. (Further behind than a message may span: a requester that
+		 * restarted, taken below as a gap.)
+		 */
+		q->stats.duplicate_request++;
 		rte_pktmbuf_free(m);
 		return 0;
 	}

@@ -17,6 +17,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "droce_engine.h"
 #include "droce_ring.h"
 #include "droce_wqe.h"
 
@@ -49,6 +50,7 @@ struct droce_port_cfg {
 	uint8_t ipv4[DROCE_PORT_ADDR_MAX][4];
 	unsigned int n_ipv6;
 	uint8_t ipv6[DROCE_PORT_ADDR_MAX][16];
+	struct droce_engine_fault_conf fault; /**< fault= (TX fault injection) */
 };
 
 #define DROCE_DEVICES_MAX 16
@@ -56,7 +58,8 @@ struct droce_port_cfg {
 /**
  * Parse a device list: devices separated by blanks or ';', each
  * "NAME:key=value,key=value...". Keys: mac, ip (IPv4 or IPv6, repeatable),
- * mtu, speed, vdev (commas of its devargs written as '+'), link. Returns the
+ * mtu, speed, vdev (commas of its devargs written as '+'), link, fault
+ * ('+'-separated kind:value items, doc/verbs.md). Returns the
  * device count or -EINVAL with a message in
  * @p err.
  */

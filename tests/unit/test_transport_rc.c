@@ -932,6 +932,41 @@ Test(transport_rc, rnr_retry_exceeded)
 	cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR);
 }
 
+static enum fault drop_b_odd(const struct side *from, const struct droce_pkt *pkt, unsigned int n)
+{
+	(void)pkt;
+	return from == &b && n % 2 == 1 ? DROP : PASS;
+}
+
+/*
+ * A slow receiver behind a lossy link: every other RNR NAK is lost, each loss costs a
+ * timeout. The RNR NAKs that arrive show the responder alive: with retry_cnt 1 the QP
+ * keeps waiting (rnr_retry 7) instead of ending in RETRY_EXC_ERR at the second loss.
+ */
+Test(transport_rc, lost_rnr_naks_do_not_add_up_to_retry_exceeded)
+{
+	struct ibv_qp_attr attr = {.retry_cnt = 1};
+	struct ibv_wc wc;
+
+	droce_tqp_modify(&a.tqp, &attr, IBV_QP_RETRY_CNT, IBV_QPS_RTS);
+	fault = drop_b_odd;
+	cr_assert_eq(post_wr(&a, 1,
+			     &(struct wr_args){
+				     .op = IBV_WR_SEND, .len = 10, .flags = IBV_SEND_SIGNALED}),
+		     0);
+	settle(); /* bounded: RNR goes on for ever */
+	cr_expect_geq(a.tqp.stats.local_ack_timeout_err, 4, "several RNR NAKs were lost");
+	cr_expect_eq(a.tqp.stats.retry_exceeded_err, 0);
+	cr_expect_eq(ibv_poll_cq(a.cq, 1, &wc), 0, "still waiting for a receive");
+	fault = NULL;
+	post_recv(&b, 10, 0, 64);
+	settle();
+	wc = wc_of(&a, 1);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	wc = wc_of(&b, 10);
+	cr_expect_eq(wc.byte_len, 10);
+}
+
 Test(transport_rc, retry_exceeded)
 {
 	struct ibv_qp_attr attr = {.retry_cnt = 2};
@@ -1431,4 +1466,54 @@ Test(transport_uc, no_receive_drops)
 	cr_expect_eq(wc_of(&a, 1).status, IBV_WC_SUCCESS);
 	cr_expect_eq(b.tqp.stats.uc_msg_drop, 2, "both packets dropped");
 	cr_expect_eq(ibv_poll_cq(b.cq, 1, &wc), 0);
+}
+
+/* UC never goes back: a duplicate is dropped, the message arrives once. */
+Test(transport_uc, duplicate_packet_delivers_once)
+{
+	struct ibv_wc wc;
+
+	target = 0;
+	fault = dup_a_nth;
+	post_recv(&b, 10, 0, 8192);
+	post_recv(&b, 11, 8192, 8192);
+	cr_assert_eq(post_wr(&a, 1,
+			     &(struct wr_args){
+				     .op = IBV_WR_SEND, .len = 100, .flags = IBV_SEND_SIGNALED}),
+		     0);
+	pump();
+	cr_expect_eq(wc_of(&a, 1).status, IBV_WC_SUCCESS);
+	wc = wc_of(&b, 10);
+	cr_expect_eq(wc.byte_len, 100);
+	cr_expect_eq(ibv_poll_cq(b.cq, 1, &wc), 0, "no second delivery");
+	cr_expect_eq(b.tqp.stats.duplicate_request, 1);
+}
+
+/* A message overtaken by the next one is lost, not delivered late: UC keeps the order. */
+Test(transport_uc, late_packet_dropped_order_kept)
+{
+	struct ibv_wc wc;
+
+	target = 0;
+	fault = hold_a_nth;
+	post_recv(&b, 10, 0, 8192);
+	post_recv(&b, 11, 8192, 8192);
+	cr_assert_eq(post_wr(&a, 1,
+			     &(struct wr_args){
+				     .op = IBV_WR_SEND, .len = 100, .flags = IBV_SEND_SIGNALED}),
+		     0);
+	cr_assert_eq(post_wr(&a, 2,
+			     &(struct wr_args){.op = IBV_WR_SEND,
+					       .off = 8192,
+					       .len = 200,
+					       .flags = IBV_SEND_SIGNALED}),
+		     0);
+	pump();
+	cr_expect_eq(wc_of(&a, 1).status, IBV_WC_SUCCESS);
+	cr_expect_eq(wc_of(&a, 2).status, IBV_WC_SUCCESS);
+	wc = wc_of(&b, 10);
+	cr_expect_eq(wc.byte_len, 200, "the second message arrived first");
+	cr_expect_eq(ibv_poll_cq(b.cq, 1, &wc), 0, "the first, late, is dropped");
+	cr_expect_eq(b.tqp.stats.out_of_sequence, 1);
+	cr_expect_eq(b.tqp.stats.duplicate_request, 1);
 }

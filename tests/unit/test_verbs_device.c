@@ -829,3 +829,49 @@ Test(verbs_config, device_count)
 	snprintf(text + len, sizeof(text) - len, "extra");
 	refused(text);
 }
+
+Test(verbs_config, fault)
+{
+	const struct droce_engine_fault_conf *f = &ports[0].fault;
+
+	cr_assert_eq(parse("d:link=l0,fault=drop:0.05+dup:0.02+reorder:0.05+seed:7,mtu=4200"), 1,
+		     "the documented example: %s", err);
+	cr_expect(f->enabled, "an injector");
+	cr_expect_eq(f->drop, 0.05, "drop");
+	cr_expect_eq(f->dup, 0.02, "dup");
+	cr_expect_eq(f->reorder, 0.05, "reorder");
+	cr_expect_eq(f->corrupt, 0.0, "no corrupt");
+	cr_expect_eq(f->delay, 0.0, "no delay");
+	cr_expect_eq(f->seed, 7, "seed");
+	cr_expect_not(f->roce_only, "every frame by default");
+	cr_expect_eq(ports[0].eth_mtu, 4200, "the keys after it still apply");
+	cr_assert_eq(parse("d:fault=corrupt:1+delay:0+after:9+reorder_us:250+delay_us:1000000+"
+			   "seed:0x10+match:roce"),
+		     1, "every item: %s", err);
+	cr_expect_eq(f->corrupt, 1.0, "corrupt");
+	cr_expect_eq(f->reorder_after, 9, "after");
+	cr_expect_eq(f->reorder_max_us, 250, "reorder_us");
+	cr_expect_eq(f->delay_us, 1000000, "delay_us");
+	cr_expect_eq(f->seed, 16, "seed in hex");
+	cr_expect(f->roce_only, "match:roce");
+	cr_assert_eq(parse("d:fault=seed:3"), 1, "no rate: %s", err);
+	cr_expect(f->enabled, "an injector with no rule");
+	cr_assert_eq(parse("d:ip=10.0.0.1"), 1, "%s", err);
+	cr_expect_not(f->enabled, "no fault= key: no injector");
+}
+
+Test(verbs_config, fault_refused)
+{
+	refused("d:fault=drop:1.5");
+	refused("d:fault=drop:-0.1");
+	refused("d:fault=drop:nan");
+	refused("d:fault=drop:");
+	refused("d:fault=drop");
+	refused("d:fault=loss:0.1");
+	refused("d:fault=after:0");
+	refused("d:fault=after:1025");
+	refused("d:fault=delay_us:0");
+	refused("d:fault=seed:-1");
+	refused("d:fault=match:arp");
+	refused("d:fault=drop:0.1,dup:0.1"); /* ',' separates keys: "dup:0.1" is no key=value */
+}

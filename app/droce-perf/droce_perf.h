@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * droce-perf: perftest's bandwidth and latency tests (write, send, read) on
+ * droce through the libibverbs API. Shared declarations of its files:
+ * cli.c (options), res.c (verbs resources of one end, connection),
+ * loopback.c (two ends in one process), bw.c, lat.c (the measurements),
+ * pattern.c (payload pattern for --check), report.c (text and JSON output).
+ */
+#ifndef DROCE_PERF_H
+#define DROCE_PERF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include <infiniband/verbs.h>
+
+#define PERF_EXIT_OK    0
+#define PERF_EXIT_FAIL  1 /* a verbs call, a completion or --check failed */
+#define PERF_EXIT_USAGE 2
+
+#define PERF_MIN_ITERS 5
+#define PERF_MAX_SIZE  (1u << 23) /* -a runs 2 .. 2^23, as perftest */
+#define PERF_UD_GRH    40         /* a UD receive starts with the GRH */
+
+enum perf_verb {
+	PERF_WRITE,
+	PERF_SEND,
+	PERF_READ,
+};
+
+enum perf_kind {
+	PERF_BW,
+	PERF_LAT,
+};
+
+/* Options, as cli.c leaves them: every default applied. */
+struct perf_opts {
+	const char *test_name; /* "write_bw" ... */
+	enum perf_verb verb;
+	enum perf_kind kind;
+	enum ibv_qp_type qp_type;
+	bool loopback;
+	const char *ib_dev;    /* -d: first end's device, NULL = first device */
+	uint8_t ib_port;       /* -i */
+	int gid_index;         /* -x, -1 = the first IPv4-mapped GID */
+	uint64_t size;         /* -s; 0: the path MTU (UD bandwidth default) */
+	bool all;              /* -a */
+	uint64_t max_size;     /* --max-size: bound of -a */
+	uint64_t iters;        /* -n, per QP */
+	unsigned int duration; /* -D seconds, 0 = iteration mode */
+	unsigned int num_qps;  /* -q */
+	unsigned int tx_depth; /* -t */
+	unsigned int rx_depth; /* -r */
+	unsigned int cq_mod;   /* -Q */
+	unsigned int outs;     /* -o: outstanding RDMA READs */
+	unsigned int mtu;      /* -m bytes, 0 = the port's active MTU */
+	int inline_size;       /* -I, -1 = default */
+	bool cpu_freq_ok;      /* -F */
+	bool no_peak;          /* -N */
+	bool report_gbits;
+	bool check;
+	const char *json_path; /* --out_json, NULL = none */
+};
+
+/* cli.c: 0 when the test runs, PERF_EXIT_USAGE on a usage error (reported),
+ * -1 when -h or -V printed what they print. */
+int perf_cli_parse(int argc, char **argv, struct perf_opts *o);
+void perf_cli_usage(FILE *out);
+const char *perf_conn_name(enum ibv_qp_type t);
+
+/* What one end tells the other, and what the address lines print. */
+struct perf_dest {
+	uint16_t lid;
+	uint32_t qpn;
+	uint32_t psn;
+	uint32_t rkey;
+	uint64_t vaddr;
+	union ibv_gid gid;
+};
+
+/* One end: a device, its PD, CQ and MR, and its QPs; QP i owns buf + i * buf_len. */
+struct perf_end {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_qp **qp;
+	struct ibv_ah **ah; /* UD: the peer of each QP */
+	uint32_t *remote_qpn;
+	uint8_t *buf;
+	struct ibv_port_attr port;
+	int gid_index;
+	struct perf_dest *local; /* one per QP */
+};
+
+/* A run: the options, the two ends (0 requests, 1 responds) and what they agreed. */
+struct perf_ctx {
+	const struct perf_opts *o;
+	struct perf_end end[2];
+	const char *dev_name[2];
+	size_t buf_len; /* per QP and end */
+	enum ibv_mtu mtu;
+	unsigned int max_inline;
+	unsigned int outs;
+	unsigned int tx_depth; /* send queue size */
+	unsigned int rx_depth; /* receive queue size */
+	uint64_t checked;      /* messages --check verified */
+	uint64_t lost;         /* UC, UD: messages --check found missing */
+	bool lat_rx_posted;    /* latency SEND: the receives are posted */
+};
+
+/* res.c */
+int perf_end_open(struct perf_ctx *c, struct perf_end *e, struct ibv_device *dev);
+int perf_end_connect(struct perf_ctx *c, struct perf_end *e, const struct perf_dest *peer);
+void perf_end_close(struct perf_ctx *c, struct perf_end *e);
+int perf_post_recv(struct perf_ctx *c, struct perf_end *e, unsigned int qp, uint64_t slot_off,
+		   uint32_t len, uint64_t wr_id);
+
+/* loopback.c */
+int perf_loopback_open(struct perf_ctx *c);
+void perf_loopback_close(struct perf_ctx *c);
+
+/* bw.c, lat.c: one message size; 0, or -1 after reporting the failure. */
+struct perf_bw_result {
+	uint64_t bytes;
+	uint64_t iters;
+	double bw_peak; /* bytes per second */
+	double bw_avg;
+	double msg_rate; /* messages per second */
+};
+
+struct perf_lat_result {
+	uint64_t bytes;
+	uint64_t iters;
+	double t_min, t_max, t_typical, t_avg, t_stdev, p99, p999; /* microseconds */
+};
+
+int perf_bw_run(struct perf_ctx *c, uint32_t size, struct perf_bw_result *r);
+int perf_lat_run(struct perf_ctx *c, uint32_t size, struct perf_lat_result *r);
+
+/* pattern.c: the bytes of message @p msg of QP @p qp; its last byte is never 0
+ * and differs from the previous message's. */
+void perf_pattern_fill(uint8_t *p, uint32_t len, unsigned int qp, uint64_t msg);
+/* -1 when @p p holds message @p msg, else the offset of the first wrong byte. */
+int64_t perf_pattern_find_error(const uint8_t *p, uint32_t len, unsigned int qp, uint64_t msg);
+uint8_t perf_pattern_byte(unsigned int qp, uint64_t msg, uint32_t len, uint32_t off);
+/* true once the last bytes of @p p (written by the engine) are message @p msg's */
+bool perf_pattern_tail_arrived(const uint8_t *p, uint32_t len, unsigned int qp, uint64_t msg);
+int perf_pattern_report(unsigned int qp, uint64_t msg, const uint8_t *p, uint32_t len);
+/* 0 once @p p holds message @p msg, or -1 (reported) when it does not within @p wait_ns */
+int perf_pattern_await(const uint8_t *p, uint32_t len, unsigned int qp, uint64_t msg,
+		       uint64_t wait_ns);
+#define PERF_PLACE_WAIT_NS 100000000ull
+
+/* report.c */
+void perf_report_header(const struct perf_ctx *c);
+void perf_report_addresses(const struct perf_ctx *c);
+void perf_report_table_title(const struct perf_ctx *c);
+void perf_report_bw(const struct perf_ctx *c, const struct perf_bw_result *r);
+void perf_report_lat(const struct perf_ctx *c, const struct perf_lat_result *r);
+void perf_report_end(const struct perf_ctx *c);
+int perf_report_json(const struct perf_ctx *c, const struct perf_bw_result *bw,
+		     const struct perf_lat_result *lat, unsigned int n);
+const char *perf_test_title(const struct perf_opts *o);
+
+static inline uint64_t perf_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* A completion or step that does not come within this time is a failure. */
+#define PERF_STALL_NS (10ull * 1000000000u)
+
+#endif /* DROCE_PERF_H */

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Latency: one QP, one message in flight. WRITE and SEND are ping-pongs
+ * (end 0 sends, end 1 answers as soon as the message is there; a sample is
+ * half the round trip, as perftest reports); READ is end 0 reading end 1's
+ * buffer (a sample is the whole read). WRITE receivers poll the message's
+ * last byte, which changes every iteration. One thread drives both ends.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "droce_perf.h"
+
+#define SIGNAL_EVERY 64 /* of LAT_SQ send queue slots */
+
+struct lat {
+	struct perf_ctx *c;
+	const struct perf_opts *o;
+	uint32_t size, grh;
+	size_t rx_off; /* each end sends from offset 0, receives at rx_off */
+	uint64_t sent[2];
+	double *samples;
+	uint64_t n, cap;
+};
+
+static uint8_t *send_buf(struct lat *l, int end)
+{
+	return l->c->end[end].buf;
+}
+
+static uint8_t *recv_buf(struct lat *l, int end)
+{
+	return l->c->end[end].buf + l->rx_off;
+}
+
+static int stalled(uint64_t since)
+{
+	if (perf_now_ns() - since < PERF_STALL_NS)
+		return 0;
+	fprintf(stderr, "droce-perf: no answer for %llu s\n", PERF_STALL_NS / 1000000000ull);
+	return -1;
+}
+
+/* Poll @p end's CQ: send completions are reaped, a receive completion ends the wait. */
+static int poll_end(struct lat *l, int end, bool want_recv, bool *got)
+{
+	struct ibv_wc wc[8];
+	int n = ibv_poll_cq(l->c->end[end].cq, 8, wc);
+
+	if (n < 0) {
+		fprintf(stderr, "droce-perf: ibv_poll_cq failed\n");
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "droce-perf: completion with error: %s\n",
+				ibv_wc_status_str(wc[i].status));
+			return -1;
+		}
+		if (wc[i].opcode & IBV_WC_RECV) {
+			if (!want_recv || *got) {
+				fprintf(stderr, "droce-perf: unexpected receive\n");
+				return -1;
+			}
+			if (wc[i].byte_len != l->size + l->grh) {
+				fprintf(stderr, "droce-perf: received %u bytes, expected %u\n",
+					wc[i].byte_len - l->grh, l->size);
+				return -1;
+			}
+			*got = true;
+		} else if (l->o->verb == PERF_READ) {
+			*got = true;
+		}
+	}
+	return 0;
+}
+
+static int post(struct lat *l, int from, uint64_t msg)
+{
+	struct perf_end *e = &l->c->end[from];
+	const struct perf_dest *peer = &l->c->end[!from].local[0];
+	uint8_t *buf = l->o->verb == PERF_READ ? recv_buf(l, from) : send_buf(l, from);
+	struct ibv_sge s = {.addr = (uintptr_t)buf, .length = l->size, .lkey = e->mr->lkey};
+	struct ibv_send_wr wr = {.wr_id = msg, .sg_list = &s, .num_sge = 1}, *bad;
+	int rc;
+
+	if (l->o->verb == PERF_READ || ++l->sent[from] % SIGNAL_EVERY == 0)
+		wr.send_flags = IBV_SEND_SIGNALED;
+	if (l->o->verb != PERF_READ && l->size <= l->c->max_inline)
+		wr.send_flags |= IBV_SEND_INLINE;
+	switch (l->o->verb) {
+	case PERF_WRITE:
+		wr.opcode = IBV_WR_RDMA_WRITE;
+		wr.wr.rdma.remote_addr = peer->vaddr + l->rx_off;
+		wr.wr.rdma.rkey = peer->rkey;
+		break;
+	case PERF_READ:
+		wr.opcode = IBV_WR_RDMA_READ;
+		wr.wr.rdma.remote_addr = peer->vaddr;
+		wr.wr.rdma.rkey = peer->rkey;
+		break;
+	case PERF_SEND:
+		wr.opcode = IBV_WR_SEND;
+		if (l->o->qp_type == IBV_QPT_UD) {
+			wr.wr.ud.ah = e->ah[0];
+			wr.wr.ud.remote_qpn = e->remote_qpn[0];
+			wr.wr.ud.remote_qkey = 0x11111111u;
+		}
+		break;
+	}
+	rc = ibv_post_send(e->qp[0], &wr, &bad);
+	if (rc != 0) {
+		fprintf(stderr, "droce-perf: ibv_post_send: %s\n", strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+static int post_recv(struct lat *l, int end, uint64_t id)
+{
+	size_t at = l->rx_off - l->grh;
+
+	return perf_post_recv(l->c, &l->c->end[end], 0, at, (uint32_t)(l->c->buf_len - at), id);
+}
+
+/* Wait until message @p msg from the other end is in @p end's receive buffer. */
+static int wait_message(struct lat *l, int end, uint64_t msg)
+{
+	uint64_t t0 = perf_now_ns();
+	uint8_t tag = perf_pattern_byte((unsigned int)!end, msg, l->size, l->size - 1);
+	volatile uint8_t *last = recv_buf(l, end) + l->size - 1;
+	bool got = false;
+
+	for (unsigned int spin = 0;; spin++) {
+		if (l->o->verb == PERF_WRITE) {
+			if (*last == tag) {
+				__atomic_thread_fence(__ATOMIC_ACQUIRE);
+				got = true;
+			}
+			/* reap send completions now and then */
+			if ((spin & 63) == 0 && poll_end(l, end, false, &got) != 0)
+				return -1;
+		} else if (poll_end(l, end, true, &got) != 0) {
+			return -1;
+		}
+		if (got)
+			break;
+		if ((spin & 1023) == 1023 && stalled(t0) != 0)
+			return -1;
+	}
+	if (l->o->verb == PERF_SEND && post_recv(l, end, msg) != 0)
+		return -1;
+	if (l->o->check) {
+		uint64_t m = l->o->verb == PERF_READ ? 0 : msg;
+
+		if (perf_pattern_await(recv_buf(l, end), l->size, (unsigned int)!end, m,
+				       PERF_PLACE_WAIT_NS) != 0)
+			return -1;
+		l->c->checked++;
+	}
+	return 0;
+}
+
+/* One sample: ping-pong (half the round trip) or one READ. */
+static int iteration(struct lat *l, uint64_t i, double *usec)
+{
+	uint64_t t0, t1;
+
+	if (l->o->verb == PERF_READ) {
+		if (l->o->check)
+			memset(recv_buf(l, 0), 0, l->size);
+		t0 = perf_now_ns();
+		if (post(l, 0, i) != 0 || wait_message(l, 0, 0) != 0)
+			return -1;
+		t1 = perf_now_ns();
+		*usec = (double)(t1 - t0) / 1e3;
+		return 0;
+	}
+	if (l->o->check) {
+		perf_pattern_fill(send_buf(l, 0), l->size, 0, i);
+		perf_pattern_fill(send_buf(l, 1), l->size, 1, i);
+	} else {
+		send_buf(l, 0)[l->size - 1] = perf_pattern_byte(0, i, l->size, l->size - 1);
+		send_buf(l, 1)[l->size - 1] = perf_pattern_byte(1, i, l->size, l->size - 1);
+	}
+	t0 = perf_now_ns();
+	if (post(l, 0, i) != 0 || wait_message(l, 1, i) != 0 || post(l, 1, i) != 0 ||
+	    wait_message(l, 0, i) != 0)
+		return -1;
+	t1 = perf_now_ns();
+	*usec = (double)(t1 - t0) / 2e3;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double percentile(const double *s, uint64_t n, double p)
+{
+	uint64_t k = (uint64_t)ceil(p * (double)n);
+
+	return s[k == 0 ? 0 : k - 1];
+}
+
+static void stats(struct lat *l, struct perf_lat_result *r)
+{
+	double sum = 0, sq = 0;
+	uint64_t n = l->n;
+
+	qsort(l->samples, n, sizeof(double), cmp_double);
+	for (uint64_t i = 0; i < n; i++)
+		sum += l->samples[i];
+	r->t_avg = sum / (double)n;
+	for (uint64_t i = 0; i < n; i++)
+		sq += (l->samples[i] - r->t_avg) * (l->samples[i] - r->t_avg);
+	r->bytes = l->size;
+	r->iters = n;
+	r->t_min = l->samples[0];
+	r->t_max = l->samples[n - 1];
+	r->t_typical = l->samples[n / 2];
+	r->t_stdev = sqrt(sq / (double)n);
+	r->p99 = percentile(l->samples, n, 0.99);
+	r->p999 = percentile(l->samples, n, 0.999);
+}
+
+static int add_sample(struct lat *l, double usec)
+{
+	if (l->n == l->cap) {
+		uint64_t cap = l->cap ? l->cap * 2 : 4096;
+		double *s = realloc(l->samples, cap * sizeof(double));
+
+		if (s == NULL) {
+			fprintf(stderr, "droce-perf: out of memory\n");
+			return -1;
+		}
+		l->samples = s;
+		l->cap = cap;
+	}
+	l->samples[l->n++] = usec;
+	return 0;
+}
+
+static int setup(struct lat *l)
+{
+	l->grh = l->o->qp_type == IBV_QPT_UD ? PERF_UD_GRH : 0;
+	/* a UD receive puts the GRH first: the payload starts at rx_off either way */
+	l->rx_off = l->c->buf_len / 2 + l->grh;
+	memset(send_buf(l, 0), 0, l->c->buf_len);
+	memset(send_buf(l, 1), 0, l->c->buf_len);
+	if (l->o->verb == PERF_READ)
+		perf_pattern_fill(send_buf(l, 1), l->size, 1, 0);
+	/* every iteration takes one receive and posts one: they stay posted for the
+	 * next size, long enough for the largest */
+	for (int end = 0; end < 2 && l->o->verb == PERF_SEND && !l->c->lat_rx_posted; end++)
+		for (unsigned int k = 0; k < l->c->rx_depth; k++)
+			if (post_recv(l, end, k) != 0)
+				return -1;
+	l->c->lat_rx_posted = true;
+	return 0;
+}
+
+int perf_lat_run(struct perf_ctx *c, uint32_t size, struct perf_lat_result *r)
+{
+	struct lat l = {.c = c, .o = c->o, .size = size};
+	uint64_t deadline = c->o->duration ? perf_now_ns() + c->o->duration * 1000000000ull : 0;
+	int rc = setup(&l);
+
+	for (uint64_t i = 0; rc == 0; i++) {
+		double usec;
+
+		if (deadline ? perf_now_ns() >= deadline : i >= c->o->iters)
+			break;
+		rc = iteration(&l, i, &usec);
+		if (rc == 0)
+			rc = add_sample(&l, usec);
+	}
+	if (rc == 0)
+		stats(&l, r);
+	free(l.samples);
+	return rc;
+}

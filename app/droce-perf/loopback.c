@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * --loopback: both ends in this process. Unless the user named devices,
+ * DROCE_DEVICES gets two devices joined back to back by a link, so the first
+ * ibv_open_device() starts droce's embedded engine with the two ports
+ * connected; the ends then exchange their addresses by assignment.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "droce_perf.h"
+
+#define LOOPBACK_DEVICES                                                \
+	"droce0:mac=02:d0:0c:00:00:01,ip=10.99.0.1,mtu=4200,link=perf " \
+	"droce1:mac=02:d0:0c:00:00:02,ip=10.99.0.2,mtu=4200,link=perf"
+#define BUF_CAP     (4u << 20) /* messages per QP buffer when they are small */
+#define LAT_SQ      128        /* latency tests: send queue, moderated */
+#define LAT_RQ      16
+#define PORT_WAIT_S 10
+
+static enum ibv_mtu mtu_enum(unsigned int bytes)
+{
+	switch (bytes) {
+	case 256:
+		return IBV_MTU_256;
+	case 512:
+		return IBV_MTU_512;
+	case 1024:
+		return IBV_MTU_1024;
+	case 2048:
+		return IBV_MTU_2048;
+	default:
+		return IBV_MTU_4096;
+	}
+}
+
+/* The two devices: -d names the first (default the first listed), the second is the next other. */
+static int pick_devices(struct perf_ctx *c, struct ibv_device **list, int n,
+			struct ibv_device *dev[2])
+{
+	int first = -1;
+
+	for (int i = 0; i < n && c->o->ib_dev != NULL; i++)
+		if (strcmp(ibv_get_device_name(list[i]), c->o->ib_dev) == 0)
+			first = i;
+	if (c->o->ib_dev == NULL)
+		first = 0;
+	if (first < 0) {
+		fprintf(stderr, "droce-perf: no device %s\n", c->o->ib_dev);
+		return -1;
+	}
+	if (n < 2) {
+		fprintf(stderr, "droce-perf: --loopback needs two droce devices joined by a link "
+				"(DROCE_DEVICES with link=NAME on both; see doc/verbs.md)\n");
+		return -1;
+	}
+	dev[0] = list[first];
+	dev[1] = list[first == 0 ? 1 : 0];
+	c->dev_name[0] = strdup(ibv_get_device_name(dev[0]));
+	c->dev_name[1] = strdup(ibv_get_device_name(dev[1]));
+	return 0;
+}
+
+static void size_queues(struct perf_ctx *c)
+{
+	const struct perf_opts *o = c->o;
+	size_t max = (o->all ? o->max_size : o->size ? o->size : 4096) + PERF_UD_GRH;
+	size_t len;
+
+	if (o->kind == PERF_LAT) {
+		c->tx_depth = LAT_SQ;
+		c->rx_depth = LAT_RQ;
+		len = 2 * max;
+	} else {
+		unsigned int depth = o->tx_depth > o->rx_depth ? o->tx_depth : o->rx_depth;
+
+		c->tx_depth = o->tx_depth;
+		c->rx_depth = o->verb == PERF_SEND ? o->rx_depth : 1;
+		len = max * depth;
+		if (len > BUF_CAP)
+			len = max > BUF_CAP ? max : BUF_CAP;
+	}
+	c->buf_len = (len + 63) / 64 * 64;
+	c->max_inline = (unsigned int)o->inline_size;
+}
+
+static int wait_active(struct perf_end *e, uint8_t port)
+{
+	for (int i = 0; i < PORT_WAIT_S * 1000; i++) {
+		if (ibv_query_port(e->ctx, port, &e->port) != 0) {
+			fprintf(stderr, "droce-perf: ibv_query_port: %s\n", strerror(errno));
+			return -1;
+		}
+		if (e->port.state == IBV_PORT_ACTIVE)
+			return 0;
+		usleep(1000);
+	}
+	fprintf(stderr, "droce-perf: port %u is not ACTIVE after %d s\n", port, PORT_WAIT_S);
+	return -1;
+}
+
+/* Path MTU: -m, but not above either port's active MTU (perftest says so and lowers it). */
+static void choose_mtu(struct perf_ctx *c)
+{
+	enum ibv_mtu active = c->end[0].port.active_mtu < c->end[1].port.active_mtu
+				      ? c->end[0].port.active_mtu
+				      : c->end[1].port.active_mtu;
+
+	c->mtu = active;
+	if (c->o->mtu == 0)
+		return;
+	c->mtu = mtu_enum(c->o->mtu);
+	if (c->mtu > active) {
+		printf(" Requested mtu is higher than active mtu \n"
+		       " Changing to active mtu - %d\n",
+		       128 << active);
+		c->mtu = active;
+	}
+}
+
+/*
+ * The engine polls on the last CPU (doc/verbs.md); this thread spins too, so it
+ * keeps off that CPU when it has another one.
+ */
+static void leave_engine_cpu(void)
+{
+	cpu_set_t set;
+	int last = -1;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0 || CPU_COUNT(&set) < 2)
+		return;
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &set))
+			last = i;
+	CPU_CLR(last, &set);
+	(void)sched_setaffinity(0, sizeof(set), &set);
+}
+
+int perf_loopback_open(struct perf_ctx *c)
+{
+	struct ibv_device **list, *dev[2];
+	struct ibv_device_attr da;
+	int n, rc = -1;
+
+	/* before the first verbs call: it reads DROCE_DEVICES once */
+	if (getenv("DROCE_DEVICES") == NULL)
+		setenv("DROCE_DEVICES", LOOPBACK_DEVICES, 1);
+	list = ibv_get_device_list(&n);
+	if (list == NULL) {
+		fprintf(stderr, "droce-perf: ibv_get_device_list: %s\n", strerror(errno));
+		return -1;
+	}
+	if (pick_devices(c, list, n, dev) != 0)
+		goto out_free_list;
+	size_queues(c);
+	c->outs = c->o->outs;
+	for (int i = 0; i < 2; i++) {
+		if (perf_end_open(c, &c->end[i], dev[i]) != 0)
+			goto out_free_list;
+		if (ibv_query_device(c->end[i].ctx, &da) == 0 &&
+		    c->outs > (unsigned int)da.max_qp_rd_atom)
+			c->outs = (unsigned int)da.max_qp_rd_atom;
+	}
+	if (wait_active(&c->end[0], c->o->ib_port) != 0 ||
+	    wait_active(&c->end[1], c->o->ib_port) != 0)
+		goto out_free_list;
+	choose_mtu(c);
+	leave_engine_cpu();
+	if (c->o->qp_type == IBV_QPT_UD && c->o->size > (128u << c->mtu) && !c->o->all) {
+		fprintf(stderr, "droce-perf: a UD message fits one packet: -s up to %u\n",
+			128u << c->mtu);
+		goto out_free_list;
+	}
+	if (perf_end_connect(c, &c->end[0], c->end[1].local) != 0 ||
+	    perf_end_connect(c, &c->end[1], c->end[0].local) != 0)
+		goto out_free_list;
+	rc = 0;
+out_free_list:
+	ibv_free_device_list(list);
+	return rc;
+}
+
+void perf_loopback_close(struct perf_ctx *c)
+{
+	perf_end_close(c, &c->end[0]);
+	perf_end_close(c, &c->end[1]);
+	free((char *)c->dev_name[0]);
+	free((char *)c->dev_name[1]);
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * droce-perf: perftest's bandwidth and latency tests on droce. This version
+ * runs both ends in one process (--loopback) over droce's back-to-back link.
+ * Exit status 0 when every test ran, 1 when a verbs call, a completion or
+ * --check failed, 2 on a usage error.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "droce_perf.h"
+
+/* perftest warns when the CPU frequency may change under the test; -F silences it. */
+static void warn_cpu_freq(const struct perf_opts *o)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "r");
+	char gov[64] = "";
+
+	if (f == NULL)
+		return;
+	if (fgets(gov, sizeof(gov), f) != NULL)
+		gov[strcspn(gov, "\n")] = '\0';
+	fclose(f);
+	if (!o->cpu_freq_ok && strcmp(gov, "performance") != 0)
+		fprintf(stderr,
+			" Warning: CPU frequency governor is '%s', not 'performance': figures may "
+			"vary (-F silences this)\n",
+			gov);
+}
+
+/* The message sizes of the run: -s, or 2 .. max for -a (UD: up to the MTU). */
+static unsigned int sizes_of(const struct perf_ctx *c, uint32_t *sizes, unsigned int cap)
+{
+	uint64_t max = c->o->max_size;
+	unsigned int n = 0;
+
+	if (!c->o->all) {
+		sizes[0] = c->o->size ? (uint32_t)c->o->size : 128u << c->mtu;
+		return 1;
+	}
+	if (c->o->qp_type == IBV_QPT_UD && max > (128u << c->mtu))
+		max = 128u << c->mtu;
+	for (uint64_t s = 2; s <= max && n < cap; s *= 2)
+		sizes[n++] = (uint32_t)s;
+	return n;
+}
+
+static int run_tests(struct perf_ctx *c)
+{
+	struct perf_bw_result bw[32];
+	struct perf_lat_result lat[32];
+	uint32_t sizes[32];
+	unsigned int n = sizes_of(c, sizes, 32);
+
+	perf_report_header(c);
+	perf_report_addresses(c);
+	perf_report_table_title(c);
+	for (unsigned int i = 0; i < n; i++) {
+		if (c->o->kind == PERF_BW) {
+			if (perf_bw_run(c, sizes[i], &bw[i]) != 0)
+				return -1;
+			perf_report_bw(c, &bw[i]);
+		} else {
+			if (perf_lat_run(c, sizes[i], &lat[i]) != 0)
+				return -1;
+			perf_report_lat(c, &lat[i]);
+		}
+	}
+	perf_report_end(c);
+	if (c->o->json_path != NULL &&
+	    perf_report_json(c, c->o->kind == PERF_BW ? bw : NULL,
+			     c->o->kind == PERF_LAT ? lat : NULL, n) != 0)
+		return -1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct perf_opts o;
+	struct perf_ctx c;
+	int rc = perf_cli_parse(argc, argv, &o);
+
+	if (rc < 0)
+		return PERF_EXIT_OK; /* -h, -V */
+	if (rc != 0)
+		return rc;
+	memset(&c, 0, sizeof(c));
+	c.o = &o;
+	srand48((long)perf_now_ns());
+	warn_cpu_freq(&o);
+	rc = perf_loopback_open(&c) == 0 && run_tests(&c) == 0 ? PERF_EXIT_OK : PERF_EXIT_FAIL;
+	fflush(stdout);
+	perf_loopback_close(&c);
+	return rc;
+}

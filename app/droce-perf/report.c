@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * perftest's output: the header block between dashed lines, one address pair
+ * per QP, a table with one row per message size, and the same numbers as JSON
+ * (--out_json). MB/sec is 2^20 bytes a second and Gb/sec 10^9 bits, as
+ * perftest's; latencies are microseconds.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "droce_perf.h"
+
+#define RESULT_LINE                                                                               \
+	"---------------------------------------------------------------------------------------" \
+	"\n"
+#define BW_TITLE_MB \
+	" #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+#define BW_TITLE_GB \
+	" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
+#define LAT_TITLE                                                                             \
+	" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]  " \
+	"  t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n"
+
+const char *perf_test_title(const struct perf_opts *o)
+{
+	static const char *const names[3][2] = {
+		[PERF_WRITE] = {"RDMA_Write BW Test", "RDMA_Write Latency Test"},
+		[PERF_SEND] = {"Send BW Test", "Send Latency Test"},
+		[PERF_READ] = {"RDMA_Read BW Test", "RDMA_Read Latency Test"},
+	};
+
+	return names[o->verb][o->kind];
+}
+
+static unsigned int mtu_bytes(enum ibv_mtu m)
+{
+	return 128u << m;
+}
+
+static const char *link_name(const struct perf_ctx *c)
+{
+	return c->end[0].port.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "IB";
+}
+
+void perf_report_header(const struct perf_ctx *c)
+{
+	const struct perf_opts *o = c->o;
+
+	printf(RESULT_LINE);
+	printf("                    %s\n", perf_test_title(o));
+	printf(" Dual-port       : OFF\t\tDevice         : %s\n", c->dev_name[0]);
+	printf(" Number of qps   : %u\t\tTransport type : IB\n", o->num_qps);
+	printf(" Connection type : %s\t\tUsing SRQ      : OFF\n", perf_conn_name(o->qp_type));
+	printf(" PCIe relax order: OFF\n");
+	printf(" ibv_wr* API     : OFF\n");
+	printf(" TX depth        : %u\n", o->tx_depth);
+	if (o->verb == PERF_SEND && o->kind == PERF_BW)
+		printf(" RX depth        : %u\n", c->rx_depth);
+	if (o->kind == PERF_BW)
+		printf(" CQ Moderation   : %u\n", o->cq_mod);
+	printf(" Mtu             : %u[B]\n", mtu_bytes(c->mtu));
+	printf(" Link type       : %s\n", link_name(c));
+	printf(" GID index       : %d\n", c->end[0].gid_index);
+	if (o->verb == PERF_READ)
+		printf(" Outstand reads  : %u\n", c->outs);
+	else
+		printf(" Max inline data : %u[B]\n", c->max_inline);
+	printf(" rdma_cm QPs\t : OFF\n");
+	printf(" Data ex. method : loopback (%s <-> %s)\n", c->dev_name[0], c->dev_name[1]);
+	if (o->check)
+		printf(" Data check      : ON\n");
+	printf(RESULT_LINE);
+}
+
+/* perftest prints GIDs as 16 decimal bytes */
+static void print_gid(const union ibv_gid *g)
+{
+	printf(" GID: ");
+	for (int i = 0; i < 16; i++)
+		printf("%02d%s", g->raw[i], i < 15 ? ":" : "\n");
+}
+
+static void print_address(const struct perf_ctx *c, const char *side, const struct perf_dest *d)
+{
+	printf(" %s address: LID %#04x QPN %#06x PSN %#06x", side, d->lid, d->qpn, d->psn);
+	if (c->o->verb != PERF_SEND)
+		printf(" RKey %#08x VAddr %#016" PRIx64, d->rkey, d->vaddr);
+	printf("\n");
+	print_gid(&d->gid);
+}
+
+void perf_report_addresses(const struct perf_ctx *c)
+{
+	for (unsigned int i = 0; i < c->o->num_qps; i++) {
+		print_address(c, "local", &c->end[0].local[i]);
+		print_address(c, "remote", &c->end[1].local[i]);
+	}
+	printf(RESULT_LINE);
+}
+
+static const char *title(const struct perf_ctx *c)
+{
+	if (c->o->kind == PERF_LAT)
+		return LAT_TITLE;
+	return c->o->report_gbits ? BW_TITLE_GB : BW_TITLE_MB;
+}
+
+void perf_report_table_title(const struct perf_ctx *c)
+{
+	printf("%s", title(c));
+}
+
+/* One row: every value starts in its column of the title (values as text). */
+static void print_row(const struct perf_ctx *c, const char *const *col, const char *const *val,
+		      unsigned int n)
+{
+	const char *t = title(c);
+	char line[512];
+	size_t at = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		size_t start = (size_t)(strstr(t, col[i]) - t);
+
+		while (at < start && at < sizeof(line) - 1)
+			line[at++] = ' ';
+		if (at > 0 && line[at - 1] != ' ' && at < sizeof(line) - 1)
+			line[at++] = ' ';
+		at += (size_t)snprintf(line + at, sizeof(line) - at, "%s", val[i]);
+		if (at >= sizeof(line))
+			at = sizeof(line) - 1;
+	}
+	printf("%s\n", line);
+}
+
+static double bw_unit(const struct perf_ctx *c, double bytes_per_sec)
+{
+	return c->o->report_gbits ? bytes_per_sec * 8 / 1e9 : bytes_per_sec / (1 << 20);
+}
+
+void perf_report_bw(const struct perf_ctx *c, const struct perf_bw_result *r)
+{
+	static const char *const col[] = {"#bytes", "#iterations", "BW peak", "BW average",
+					  "MsgRate"};
+	char v[5][32];
+	const char *val[5] = {v[0], v[1], v[2], v[3], v[4]};
+
+	snprintf(v[0], sizeof(v[0]), "%" PRIu64, r->bytes);
+	snprintf(v[1], sizeof(v[1]), "%" PRIu64, r->iters);
+	snprintf(v[2], sizeof(v[2]), "%.2f", bw_unit(c, r->bw_peak));
+	snprintf(v[3], sizeof(v[3]), "%.2f", bw_unit(c, r->bw_avg));
+	snprintf(v[4], sizeof(v[4]), "%.6f", r->msg_rate / 1e6);
+	print_row(c, col, val, 5);
+	fflush(stdout);
+}
+
+void perf_report_lat(const struct perf_ctx *c, const struct perf_lat_result *r)
+{
+	static const char *const col[] = {"#bytes",  "#iterations",    "t_min",
+					  "t_max",   "t_typical",      "t_avg",
+					  "t_stdev", "99% percentile", "99.9% percentile"};
+	const double t[7] = {r->t_min,   r->t_max, r->t_typical, r->t_avg,
+			     r->t_stdev, r->p99,   r->p999};
+	char v[9][32];
+	const char *val[9];
+
+	snprintf(v[0], sizeof(v[0]), "%" PRIu64, r->bytes);
+	snprintf(v[1], sizeof(v[1]), "%" PRIu64, r->iters);
+	for (int i = 0; i < 7; i++)
+		snprintf(v[2 + i], sizeof(v[2 + i]), "%.2f", t[i]);
+	for (int i = 0; i < 9; i++)
+		val[i] = v[i];
+	print_row(c, col, val, 9);
+	fflush(stdout);
+}
+
+void perf_report_end(const struct perf_ctx *c)
+{
+	printf(RESULT_LINE);
+	if (c->o->check)
+		printf(" Data check: %" PRIu64 " messages verified, 0 errors, %" PRIu64 " lost\n",
+		       c->checked, c->lost);
+}
+
+static void json_header(FILE *f, const struct perf_ctx *c)
+{
+	const struct perf_opts *o = c->o;
+
+	fprintf(f, "{\n");
+	fprintf(f, "  \"test\": \"%s\",\n", o->test_name);
+	fprintf(f, "  \"title\": \"%s\",\n", perf_test_title(o));
+	fprintf(f, "  \"device\": \"%s\",\n", c->dev_name[0]);
+	fprintf(f, "  \"peer_device\": \"%s\",\n", c->dev_name[1]);
+	fprintf(f, "  \"connection\": \"%s\",\n", perf_conn_name(o->qp_type));
+	fprintf(f, "  \"num_qps\": %u,\n", o->num_qps);
+	fprintf(f, "  \"tx_depth\": %u,\n", o->tx_depth);
+	fprintf(f, "  \"mtu\": %u,\n", mtu_bytes(c->mtu));
+	fprintf(f, "  \"link_type\": \"%s\",\n", link_name(c));
+	fprintf(f, "  \"gid_index\": %d,\n", c->end[0].gid_index);
+	fprintf(f, "  \"max_inline\": %u,\n", c->max_inline);
+	fprintf(f, "  \"duration\": %u,\n", o->duration);
+	fprintf(f, "  \"check\": %s,\n", o->check ? "true" : "false");
+	fprintf(f, "  \"checked_messages\": %" PRIu64 ",\n", c->checked);
+	fprintf(f, "  \"lost_messages\": %" PRIu64 ",\n", c->lost);
+	if (o->kind == PERF_BW)
+		fprintf(f, "  \"bw_unit\": \"%s\",\n", o->report_gbits ? "Gb/sec" : "MB/sec");
+	else
+		fprintf(f, "  \"time_unit\": \"usec\",\n");
+}
+
+/* The rows as the table shows them: same rounding, so the numbers are the same. */
+int perf_report_json(const struct perf_ctx *c, const struct perf_bw_result *bw,
+		     const struct perf_lat_result *lat, unsigned int n)
+{
+	FILE *f = fopen(c->o->json_path, "w");
+
+	if (f == NULL) {
+		fprintf(stderr, "droce-perf: %s: %s\n", c->o->json_path, strerror(errno));
+		return -1;
+	}
+	json_header(f, c);
+	fprintf(f, "  \"results\": [");
+	for (unsigned int i = 0; i < n; i++) {
+		fprintf(f, "%s\n    ", i ? "," : "");
+		if (bw != NULL)
+			fprintf(f,
+				"{\"bytes\": %" PRIu64 ", \"iterations\": %" PRIu64
+				", \"bw_peak\": %.2f, \"bw_average\": %.2f, \"msg_rate\": %.6f}",
+				bw[i].bytes, bw[i].iters, bw_unit(c, bw[i].bw_peak),
+				bw_unit(c, bw[i].bw_avg), bw[i].msg_rate / 1e6);
+		else
+			fprintf(f,
+				"{\"bytes\": %" PRIu64 ", \"iterations\": %" PRIu64
+				", \"t_min\": %.2f, \"t_max\": %.2f, \"t_typical\": %.2f, "
+				"\"t_avg\": "
+				"%.2f, \"t_stdev\": %.2f, \"p99\": %.2f, \"p99_9\": %.2f}",
+				lat[i].bytes, lat[i].iters, lat[i].t_min, lat[i].t_max,
+				lat[i].t_typical, lat[i].t_avg, lat[i].t_stdev, lat[i].p99,
+				lat[i].p999);
+	}
+	fprintf(f, "\n  ]\n}\n");
+	if (fclose(f) != 0) {
+		fprintf(stderr, "droce-perf: %s: %s\n", c->o->json_path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The verbs resources of one end: device context, PD, one CQ, one MR over
+ * every QP's buffer, the QPs (moved to INIT here, to RTR and RTS by
+ * perf_end_connect() from what the peer tells), and the address lines'
+ * fields. Nothing here knows whether the peer is in this process.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "droce_perf.h"
+
+#define PERF_QKEY      0x11111111u
+#define PERF_PAGE      4096u
+#define PERF_HOP_LIMIT 64
+
+static int fail(const char *what)
+{
+	fprintf(stderr, "droce-perf: %s: %s\n", what, strerror(errno));
+	return -1;
+}
+
+/* -x, or the first IPv4-mapped GID (perftest's default on Ethernet), else 0 */
+static int pick_gid(const struct perf_ctx *c, struct perf_end *e, union ibv_gid *gid)
+{
+	int n = e->port.gid_tbl_len;
+
+	if (c->o->gid_index >= 0) {
+		if (ibv_query_gid(e->ctx, c->o->ib_port, c->o->gid_index, gid) != 0)
+			return fail("ibv_query_gid");
+		return c->o->gid_index;
+	}
+	for (int i = 0; i < n; i++) {
+		static const uint8_t v4[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+		if (ibv_query_gid(e->ctx, c->o->ib_port, i, gid) != 0)
+			break;
+		if (memcmp(gid->raw, v4, sizeof(v4)) == 0)
+			return i;
+	}
+	if (ibv_query_gid(e->ctx, c->o->ib_port, 0, gid) != 0)
+		return fail("ibv_query_gid");
+	return 0;
+}
+
+static int qp_to_init(const struct perf_ctx *c, struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = c->o->ib_port};
+	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+
+	if (c->o->qp_type == IBV_QPT_UD) {
+		a.qkey = PERF_QKEY;
+		mask |= IBV_QP_QKEY;
+	} else {
+		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+		if (c->o->qp_type == IBV_QPT_RC)
+			a.qp_access_flags |= IBV_ACCESS_REMOTE_READ;
+		mask |= IBV_QP_ACCESS_FLAGS;
+	}
+	if (ibv_modify_qp(qp, &a, mask) != 0)
+		return fail("ibv_modify_qp(INIT)");
+	return 0;
+}
+
+static int create_qps(struct perf_ctx *c, struct perf_end *e, union ibv_gid *gid)
+{
+	unsigned int n = c->o->num_qps;
+
+	e->qp = calloc(n, sizeof(*e->qp));
+	e->ah = calloc(n, sizeof(*e->ah));
+	e->remote_qpn = calloc(n, sizeof(*e->remote_qpn));
+	e->local = calloc(n, sizeof(*e->local));
+	if (e->qp == NULL || e->ah == NULL || e->remote_qpn == NULL || e->local == NULL) {
+		errno = ENOMEM;
+		return fail("calloc");
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		struct ibv_qp_init_attr ia = {
+			.send_cq = e->cq,
+			.recv_cq = e->cq,
+			.cap = {.max_send_wr = c->tx_depth,
+				.max_recv_wr = c->rx_depth,
+				.max_send_sge = 1,
+				.max_recv_sge = 1,
+				.max_inline_data = c->max_inline},
+			.qp_type = c->o->qp_type,
+		};
+
+		e->qp[i] = ibv_create_qp(e->pd, &ia);
+		if (e->qp[i] == NULL)
+			return fail("ibv_create_qp");
+		if (qp_to_init(c, e->qp[i]) != 0)
+			return -1;
+		e->local[i] = (struct perf_dest){
+			.lid = e->port.lid,
+			.qpn = e->qp[i]->qp_num,
+			.psn = (uint32_t)lrand48() & 0xffffff,
+			.rkey = e->mr->rkey,
+			.vaddr = (uintptr_t)e->buf + i * c->buf_len,
+			.gid = *gid,
+		};
+	}
+	return 0;
+}
+
+int perf_end_open(struct perf_ctx *c, struct perf_end *e, struct ibv_device *dev)
+{
+	unsigned int n = c->o->num_qps;
+	size_t len = c->buf_len * n;
+	union ibv_gid gid;
+	int cqe = (int)((c->tx_depth + c->rx_depth) * n + 16);
+
+	e->ctx = ibv_open_device(dev);
+	if (e->ctx == NULL)
+		return fail("ibv_open_device");
+	if (ibv_query_port(e->ctx, c->o->ib_port, &e->port) != 0)
+		return fail("ibv_query_port");
+	e->gid_index = pick_gid(c, e, &gid);
+	if (e->gid_index < 0)
+		return -1;
+	e->pd = ibv_alloc_pd(e->ctx);
+	if (e->pd == NULL)
+		return fail("ibv_alloc_pd");
+	e->cq = ibv_create_cq(e->ctx, cqe, NULL, NULL, 0);
+	if (e->cq == NULL)
+		return fail("ibv_create_cq");
+	e->buf = aligned_alloc(PERF_PAGE, (len + PERF_PAGE - 1) / PERF_PAGE * PERF_PAGE);
+	if (e->buf == NULL) {
+		errno = ENOMEM;
+		return fail("buffer");
+	}
+	memset(e->buf, 0, len);
+	e->mr = ibv_reg_mr(e->pd, e->buf, len,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ);
+	if (e->mr == NULL)
+		return fail("ibv_reg_mr");
+	return create_qps(c, e, &gid);
+}
+
+static int connect_ud(struct perf_ctx *c, struct perf_end *e, unsigned int i,
+		      const struct perf_dest *peer)
+{
+	struct ibv_ah_attr ah = {
+		.is_global = 1,
+		.port_num = c->o->ib_port,
+		.dlid = peer->lid,
+		.grh = {.dgid = peer->gid,
+			.sgid_index = (uint8_t)e->gid_index,
+			.hop_limit = PERF_HOP_LIMIT},
+	};
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTR};
+
+	if (ibv_modify_qp(e->qp[i], &a, IBV_QP_STATE) != 0)
+		return fail("ibv_modify_qp(RTR)");
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = e->local[i].psn;
+	if (ibv_modify_qp(e->qp[i], &a, IBV_QP_STATE | IBV_QP_SQ_PSN) != 0)
+		return fail("ibv_modify_qp(RTS)");
+	e->ah[i] = ibv_create_ah(e->pd, &ah);
+	if (e->ah[i] == NULL)
+		return fail("ibv_create_ah");
+	e->remote_qpn[i] = peer->qpn;
+	return 0;
+}
+
+/* Connect QP @p i of @p e to @p peer (RC, UC: RTR then RTS; UD: an AH). */
+static int connect_qp(struct perf_ctx *c, struct perf_end *e, unsigned int i,
+		      const struct perf_dest *peer)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = c->mtu,
+		.dest_qp_num = peer->qpn,
+		.rq_psn = peer->psn,
+		.max_dest_rd_atomic = (uint8_t)c->outs,
+		.min_rnr_timer = 12,
+		.ah_attr = {.is_global = 1,
+			    .dlid = peer->lid,
+			    .port_num = c->o->ib_port,
+			    .grh = {.dgid = peer->gid,
+				    .sgid_index = (uint8_t)e->gid_index,
+				    .hop_limit = PERF_HOP_LIMIT}},
+	};
+	int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+	int rts = IBV_QP_STATE | IBV_QP_SQ_PSN;
+
+	if (c->o->qp_type == IBV_QPT_UD)
+		return connect_ud(c, e, i, peer);
+	if (c->o->qp_type == IBV_QPT_RC) {
+		rtr |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		rts |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+		       IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+	if (ibv_modify_qp(e->qp[i], &a, rtr) != 0)
+		return fail("ibv_modify_qp(RTR)");
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = e->local[i].psn;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = (uint8_t)c->outs;
+	if (ibv_modify_qp(e->qp[i], &a, rts) != 0)
+		return fail("ibv_modify_qp(RTS)");
+	e->remote_qpn[i] = peer->qpn;
+	return 0;
+}
+
+int perf_end_connect(struct perf_ctx *c, struct perf_end *e, const struct perf_dest *peer)
+{
+	for (unsigned int i = 0; i < c->o->num_qps; i++)
+		if (connect_qp(c, e, i, &peer[i]) != 0)
+			return -1;
+	return 0;
+}
+
+int perf_post_recv(struct perf_ctx *c, struct perf_end *e, unsigned int qp, uint64_t slot_off,
+		   uint32_t len, uint64_t wr_id)
+{
+	struct ibv_sge s = {
+		.addr = (uintptr_t)e->buf + qp * c->buf_len + slot_off,
+		.length = len,
+		.lkey = e->mr->lkey,
+	};
+	struct ibv_recv_wr wr = {.wr_id = wr_id, .sg_list = &s, .num_sge = 1}, *bad;
+	int rc = ibv_post_recv(e->qp[qp], &wr, &bad);
+
+	if (rc != 0) {
+		fprintf(stderr, "droce-perf: ibv_post_recv: %s\n", strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+void perf_end_close(struct perf_ctx *c, struct perf_end *e)
+{
+	for (unsigned int i = 0; e->qp != NULL && i < c->o->num_qps; i++) {
+		if (e->ah != NULL && e->ah[i] != NULL)
+			ibv_destroy_ah(e->ah[i]);
+		if (e->qp[i] != NULL)
+			ibv_destroy_qp(e->qp[i]);
+	}
+	if (e->mr != NULL)
+		ibv_dereg_mr(e->mr);
+	if (e->cq != NULL)
+		ibv_destroy_cq(e->cq);
+	if (e->pd != NULL)
+		ibv_dealloc_pd(e->pd);
+	if (e->ctx != NULL)
+		ibv_close_device(e->ctx);
+	free(e->buf);
+	free(e->qp);
+	free(e->ah);
+	free(e->remote_qpn);
+	free(e->local);
+	memset(e, 0, sizeof(*e));
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Fault injection on a port's transmit path (doc/fault-injection.md, "In the
+ * engine"): the port's configuration (DROCE_DEVICES fault=) becomes one rule
+ * per kind with a non-zero rate; every frame the engine sends on the port
+ * gathers in a burst that runs through the injector before the port's TX
+ * buffer; each loop the partial burst runs and held frames that are due
+ * leave; at stop the hold queue drains. Time is the engine's microsecond clock.
+ *
+ * Ports without fault= have no injector: engine_port_tx() tests one pointer.
+ */
+#include <errno.h>
+
+#include <rte_cycles.h>
+
+#include "engine_priv.h"
+
+#define REORDER_AFTER_DEFAULT 3
+#define REORDER_MAX_US        100
+#define DELAY_US              100
+
+static uint64_t now_us(void)
+{
+	return rte_get_timer_cycles() / droce_engine.hz_per_us;
+}
+
+/* A rule of @p kind at @p rate; rate 0 adds none. 0 or -errno. */
+static int rule_add(struct droce_fault *f, const struct droce_engine_fault_conf *c,
+		    enum droce_fault_kind kind, double rate)
+{
+	struct droce_fault_rule r = {
+		.kind = kind,
+		.match = c->roce_only ? DROCE_FAULT_MATCH_ROCE : 0,
+		.rate = rate,
+		.reorder = {.after = c->reorder_after ? c->reorder_after : REORDER_AFTER_DEFAULT,
+			    .max_ticks = c->reorder_max_us ? c->reorder_max_us : REORDER_MAX_US},
+		.delay = {.ticks = c->delay_us ? c->delay_us : DELAY_US},
+		/* the payload, pad and ICRC: the receiver's parser finds a bad ICRC */
+		.corrupt = {.region = DROCE_FAULT_REGION_ICRC,
+			    .offset = DROCE_FAULT_OFFSET_RANDOM,
+			    .bit = DROCE_FAULT_BIT_RANDOM},
+	};
+	int rc;
+
+	if (rate == 0.0)
+		return 0;
+	rc = droce_fault_rule_add(f, &r);
+	return rc < 0 ? rc : 0;
+}
+
+int engine_fault_create(struct engine_port *p)
+{
+	const struct droce_engine_fault_conf *c = &p->conf.fault;
+	struct droce_fault_conf fc = {
+		.hold_cap = ENGINE_FAULT_HOLD,
+		.seed = c->seed,
+		.socket_id = SOCKET_ID_ANY,
+	};
+	struct droce_fault *f;
+	int rc;
+
+	p->fault = NULL;
+	p->fault_n = 0;
+	if (!c->enabled)
+		return 0;
+	rc = droce_fault_create(&fc, &f);
+	if (rc != 0)
+		return rc;
+	/* rules in the injector's order of kinds; each draws from its own generator */
+	rc = rule_add(f, c, DROCE_FAULT_DROP, c->drop);
+	if (rc == 0)
+		rc = rule_add(f, c, DROCE_FAULT_DUP, c->dup);
+	if (rc == 0)
+		rc = rule_add(f, c, DROCE_FAULT_CORRUPT, c->corrupt);
+	if (rc == 0)
+		rc = rule_add(f, c, DROCE_FAULT_DELAY, c->delay);
+	if (rc == 0)
+		rc = rule_add(f, c, DROCE_FAULT_REORDER, c->reorder);
+	if (rc != 0) {
+		droce_fault_free(f);
+		return rc;
+	}
+	p->fault = f;
+	return 0;
+}
+
+/* Run the frames gathered so far through the injector; hand its output to the port. */
+static unsigned int fault_burst(struct engine_port *p, uint64_t now)
+{
+	struct rte_mbuf *out[ENGINE_FAULT_OUT];
+	uint16_t nb, i;
+
+	nb = droce_fault_process_burst(p->fault, p->fault_in, p->fault_n, out, RTE_DIM(out), now);
+	p->fault_n = 0;
+	for (i = 0; i < nb; i++)
+		droce_port_tx(&p->port, 0, out[i]);
+	return nb;
+}
+
+void engine_fault_tx(struct engine_port *p, struct rte_mbuf *m)
+{
+	p->fault_in[p->fault_n++] = m;
+	if (p->fault_n == DROCE_PORT_BURST)
+		fault_burst(p, now_us());
+}
+
+unsigned int engine_fault_flush(struct engine_port *p, uint64_t now)
+{
+	struct rte_mbuf *out[ENGINE_FAULT_OUT];
+	unsigned int work = 0;
+	uint16_t nb, i;
+
+	if (p->fault_n > 0)
+		work += fault_burst(p, now);
+	nb = droce_fault_flush_burst(p->fault, now, out, RTE_DIM(out));
+	for (i = 0; i < nb; i++)
+		droce_port_tx(&p->port, 0, out[i]);
+	return work + nb;
+}
+
+void engine_fault_drain(struct engine_port *p)
+{
+	struct rte_mbuf *out[ENGINE_FAULT_OUT];
+	uint16_t nb, i;
+
+	if (p->fault == NULL)
+		return;
+	/* the time does not matter: whatever is held leaves now, due or not, before the port
+	 * closes (and a start that failed has no clock yet) */
+	if (p->fault_n > 0)
+		fault_burst(p, 0);
+	while ((nb = droce_fault_drain_burst(p->fault, out, RTE_DIM(out))) > 0)
+		for (i = 0; i < nb; i++)
+			droce_port_tx(&p->port, 0, out[i]);
+	droce_port_tx_flush(&p->port, 0);
+	droce_fault_free(p->fault);
+	p->fault = NULL;
+}

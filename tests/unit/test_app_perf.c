@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * droce-perf as a user runs it: perftest's command line (exit status 2 on a
+ * usage error), a short --loopback run of every test whose output has
+ * perftest's header, address lines and table, --out_json with the table's
+ * numbers, and --check. Figures are printed, never judged: these machines are
+ * shared.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define BW_TITLE \
+	" #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+#define LAT_TITLE                                                                             \
+	" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]  " \
+	"  t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n"
+#define DASHES                                                                                    \
+	"---------------------------------------------------------------------------------------" \
+	"\n"
+
+static char out[1 << 18];
+
+static void setup(void)
+{
+	/* --loopback sets DROCE_DEVICES itself when it is unset */
+	unsetenv("DROCE_DEVICES");
+}
+
+TestSuite(app_perf, .init = setup, .timeout = 120);
+
+/* Run droce-perf with @p args; its stdout lands in out[]; returns the exit status. */
+static int run_perf(const char *args)
+{
+	const char *bin = getenv("DROCE_PERF");
+	char cmd[4096];
+	size_t n;
+	FILE *p;
+	int st;
+
+	cr_assert_not_null(bin, "DROCE_PERF is not set (run the tests through meson)");
+	snprintf(cmd, sizeof(cmd), "'%s' %s 2>/dev/null", bin, args);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	st = pclose(p);
+	cr_assert(WIFEXITED(st), "droce-perf did not exit normally: %s", args);
+	return WEXITSTATUS(st);
+}
+
+static void expect_usage_error(const char *args)
+{
+	cr_expect_eq(run_perf(args), 2, "'%s' is a usage error", args);
+}
+
+Test(app_perf, usage_errors_exit_2)
+{
+	expect_usage_error("");
+	expect_usage_error("--loopback");
+	expect_usage_error("no_such_test --loopback");
+	expect_usage_error("write_bw"); /* two-host runs are not there yet */
+	expect_usage_error("write_bw --loopback somehost");
+	expect_usage_error("write_bw --loopback --no-such-option");
+	expect_usage_error("write_bw --loopback -s");
+	expect_usage_error("write_bw --loopback -s abc");
+	expect_usage_error("write_bw --loopback -s 0");
+	expect_usage_error("write_bw --loopback -n 4");
+	expect_usage_error("write_bw --loopback -q 0");
+	expect_usage_error("write_bw --loopback -t 0");
+	expect_usage_error("write_bw --loopback -m 1000");
+	expect_usage_error("write_bw --loopback -m 8192");
+	expect_usage_error("write_bw --loopback -c XRC");
+	expect_usage_error("write_bw --loopback -c UD");
+	expect_usage_error("read_bw --loopback -c UC");
+	expect_usage_error("read_lat --loopback -c UD");
+	expect_usage_error("write_lat --loopback -q 2");
+	expect_usage_error("write_bw --loopback -a -D 2");
+	expect_usage_error("write_bw --loopback -a -s 64");
+	expect_usage_error("write_bw --loopback --max-size 64");
+	expect_usage_error("write_bw --loopback -D 0");
+	expect_usage_error("write_bw --loopback -I 100000");
+	expect_usage_error("send_bw --loopback -c UD -s 8192");
+}
+
+Test(app_perf, help_and_version_exit_0)
+{
+	cr_expect_eq(run_perf("-h"), 0);
+	cr_expect_not_null(strstr(out, "usage: droce-perf TEST --loopback"));
+	cr_expect_not_null(strstr(out, "--out_json"));
+	cr_expect_eq(run_perf("--version"), 0);
+	cr_expect(strncmp(out, "droce-perf ", 11) == 0, "%s", out);
+}
+
+static void expect_line(const char *line)
+{
+	cr_expect_not_null(strstr(out, line), "no line '%s' in:\n%s", line, out);
+}
+
+/* perftest's header block: the first line dashes, then the test's title. */
+static void expect_header(const char *title, const char *conn)
+{
+	char line[128];
+
+	cr_expect(strncmp(out, DASHES, strlen(DASHES)) == 0, "%s", out);
+	snprintf(line, sizeof(line), "\n                    %s\n", title);
+	expect_line(line);
+	expect_line(" Dual-port       : OFF\t\tDevice         : droce0\n");
+	expect_line(" Number of qps   : ");
+	snprintf(line, sizeof(line), " Connection type : %s\t\tUsing SRQ      : OFF\n", conn);
+	expect_line(line);
+	expect_line(" TX depth        : ");
+	expect_line(" Mtu             : ");
+	expect_line(" Link type       : Ethernet\n");
+	expect_line(" GID index       : 1\n");
+	expect_line(" local address: LID 0000 QPN 0x");
+	expect_line(" remote address: LID 0000 QPN 0x");
+	expect_line(" GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:99:00:01\n");
+	expect_line(" GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:99:00:02\n");
+}
+
+/* The rows under @p title: up to @p max rows of @p cols numbers each; returns the count. */
+static int table_rows(const char *title, int cols, double rows[][9], int max)
+{
+	const char *p = strstr(out, title);
+	int n = 0;
+
+	cr_assert_not_null(p, "no table title in:\n%s", out);
+	p += strlen(title);
+	while (n < max && *p == ' ' && p[1] >= '0' && p[1] <= '9') {
+		const char *eol = strchr(p, '\n');
+		char *end;
+
+		cr_assert_not_null(eol);
+		for (int i = 0; i < cols; i++) {
+			rows[n][i] = strtod(p, &end);
+			cr_assert(end != p && end <= eol, "column %d of '%.*s'", i, (int)(eol - p),
+				  p);
+			p = end;
+		}
+		cr_expect(p == eol || strspn(p, " ") == (size_t)(eol - p), "extra text in a row");
+		p = eol + 1;
+		n++;
+	}
+	cr_expect(strncmp(p, DASHES, strlen(DASHES)) == 0, "the table ends with dashes");
+	return n;
+}
+
+static void bw_run(const char *args, const char *title, const char *conn, double size, double iters)
+{
+	double rows[1][9];
+
+	cr_assert_eq(run_perf(args), 0, "%s:\n%s", args, out);
+	expect_header(title, conn);
+	expect_line(" CQ Moderation   : ");
+	cr_assert_eq(table_rows(BW_TITLE, 5, rows, 1), 1);
+	cr_expect_eq(rows[0][0], size);
+	cr_expect_eq(rows[0][1], iters);
+	cr_expect_gt(rows[0][3], 0, "BW average is a figure");
+	cr_expect_geq(rows[0][2], rows[0][3], "peak below average");
+	cr_expect_gt(rows[0][4], 0, "MsgRate is a figure");
+}
+
+static void lat_run(const char *args, const char *title, const char *conn, double size,
+		    double iters)
+{
+	double rows[1][9];
+
+	cr_assert_eq(run_perf(args), 0, "%s:\n%s", args, out);
+	expect_header(title, conn);
+	cr_assert_eq(table_rows(LAT_TITLE, 9, rows, 1), 1);
+	cr_expect_eq(rows[0][0], size);
+	cr_expect_eq(rows[0][1], iters);
+	cr_expect_gt(rows[0][2], 0, "t_min is a figure");
+	cr_expect_leq(rows[0][2], rows[0][4], "t_min <= t_typical");
+	cr_expect_leq(rows[0][4], rows[0][3], "t_typical <= t_max");
+	cr_expect_leq(rows[0][6], rows[0][3], "stdev <= max");
+	cr_expect_leq(rows[0][7], rows[0][8], "99% <= 99.9%");
+}
+
+Test(app_perf, write_bw)
+{
+	bw_run("write_bw --loopback -F -n 50 -s 4096", "RDMA_Write BW Test", "RC", 4096, 50);
+	expect_line(" Max inline data : 0[B]\n");
+	expect_line(" RKey 0x");
+}
+
+Test(app_perf, send_bw)
+{
+	bw_run("send_bw --loopback -F -n 50 -s 4096", "Send BW Test", "RC", 4096, 50);
+	expect_line(" RX depth        : 512\n");
+	cr_expect_null(strstr(out, "RKey"), "send tests print no RKey");
+}
+
+Test(app_perf, read_bw)
+{
+	bw_run("read_bw --loopback -F -n 50 -s 4096", "RDMA_Read BW Test", "RC", 4096, 50);
+	expect_line(" Outstand reads  : 16\n");
+}
+
+Test(app_perf, write_lat)
+{
+	lat_run("write_lat --loopback -F -n 50", "RDMA_Write Latency Test", "RC", 2, 50);
+	expect_line(" TX depth        : 1\n");
+	expect_line(" Max inline data : 220[B]\n");
+}
+
+Test(app_perf, send_lat)
+{
+	lat_run("send_lat --loopback -F -n 50 -s 3000", "Send Latency Test", "RC", 3000, 50);
+}
+
+Test(app_perf, read_lat)
+{
+	lat_run("read_lat --loopback -F -n 50 -s 64", "RDMA_Read Latency Test", "RC", 64, 50);
+}
+
+Test(app_perf, uc_write_bw_and_ud_send_lat)
+{
+	bw_run("write_bw --loopback -F -n 20 -s 1000 -c UC", "RDMA_Write BW Test", "UC", 1000, 20);
+	lat_run("send_lat --loopback -F -n 20 -s 1000 -c UD", "Send Latency Test", "UD", 1000, 20);
+}
+
+Test(app_perf, all_sizes_bounded)
+{
+	double rows[32][9];
+	int n;
+
+	cr_assert_eq(run_perf("write_bw --loopback -F -a --max-size 64 -n 10"), 0, "%s", out);
+	n = table_rows(BW_TITLE, 5, rows, 32);
+	cr_assert_eq(n, 6, "2, 4 .. 64: %d rows", n);
+	for (int i = 0; i < n; i++)
+		cr_expect_eq(rows[i][0], (double)(2 << i));
+}
+
+Test(app_perf, qps_mtu_gbits)
+{
+	double rows[1][9];
+
+	cr_assert_eq(run_perf("write_bw --loopback -F -q 3 -m 1024 -n 20 -s 5000 -t 16 "
+			      "--report_gbits"),
+		     0, "%s", out);
+	expect_line(" Number of qps   : 3\t\t");
+	expect_line(" Mtu             : 1024[B]\n");
+	expect_line(" TX depth        : 16\n");
+	cr_expect_eq(table_rows(" #bytes     #iterations    BW peak[Gb/sec]    BW "
+				"average[Gb/sec]   MsgRate[Mpps]\n",
+				5, rows, 1),
+		     1);
+	/* one address pair per QP */
+	cr_expect_not_null(strstr(strstr(strstr(out, " local address:") + 1, " local address:") + 1,
+				  " local address:"));
+}
+
+Test(app_perf, duration)
+{
+	double rows[1][9];
+
+	cr_assert_eq(run_perf("send_bw --loopback -F -D 1 -s 1024"), 0, "%s", out);
+	cr_assert_eq(table_rows(BW_TITLE, 5, rows, 1), 1);
+	cr_expect_gt(rows[0][1], 0);
+}
+
+/* The value of "key": in the JSON text. */
+static const char *json_value(const char *json, const char *key)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\"%s\": ", key);
+	p = strstr(json, k);
+	cr_assert_not_null(p, "no %s in %s", key, json);
+	return p + strlen(k);
+}
+
+/* Minimal JSON validity: balanced braces and brackets outside strings, one object. */
+static void expect_json_object(const char *s)
+{
+	int depth = 0;
+	bool in_str = false;
+
+	cr_expect_eq(s[0], '{');
+	for (const char *p = s; *p != '\0'; p++) {
+		if (in_str) {
+			if (*p == '\\')
+				p++;
+			else if (*p == '"')
+				in_str = false;
+			continue;
+		}
+		if (*p == '"')
+			in_str = true;
+		else if (*p == '{' || *p == '[')
+			depth++;
+		else if (*p == '}' || *p == ']')
+			depth--;
+		cr_assert_geq(depth, 0);
+		if (depth == 0)
+			cr_expect(p[1] == '\0' || strspn(p + 1, "\n") == strlen(p + 1),
+				  "text after the object");
+		if (depth == 0)
+			break;
+	}
+	cr_expect_eq(depth, 0);
+	cr_expect(!in_str);
+}
+
+static char *read_file(const char *path)
+{
+	static char buf[1 << 16];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	cr_assert_not_null(f, "%s", path);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+Test(app_perf, out_json_has_the_table_numbers)
+{
+	char path[] = "/tmp/droce-test-perf-XXXXXX", args[256];
+	double rows[1][9];
+	const char *json;
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0);
+	close(fd);
+	snprintf(args, sizeof(args), "write_bw --loopback -F -n 30 -s 2048 --out_json %s", path);
+	cr_assert_eq(run_perf(args), 0, "%s", out);
+	cr_assert_eq(table_rows(BW_TITLE, 5, rows, 1), 1);
+	json = read_file(path);
+	unlink(path);
+	expect_json_object(json);
+	cr_expect(strncmp(json_value(json, "test"), "\"write_bw\"", 10) == 0);
+	cr_expect(strncmp(json_value(json, "connection"), "\"RC\"", 4) == 0);
+	cr_expect_eq(strtod(json_value(json, "bytes"), NULL), rows[0][0]);
+	cr_expect_eq(strtod(json_value(json, "iterations"), NULL), rows[0][1]);
+	cr_expect_eq(strtod(json_value(json, "bw_peak"), NULL), rows[0][2]);
+	cr_expect_eq(strtod(json_value(json, "bw_average"), NULL), rows[0][3]);
+	cr_expect_eq(strtod(json_value(json, "msg_rate"), NULL), rows[0][4]);
+}
+
+Test(app_perf, out_json_latency)
+{
+	char path[] = "/tmp/droce-test-perf-XXXXXX", args[256];
+	double rows[1][9];
+	const char *json;
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0);
+	close(fd);
+	snprintf(args, sizeof(args), "read_lat --loopback -F -n 30 --out_json_file=%s", path);
+	cr_assert_eq(run_perf(args), 0, "%s", out);
+	cr_assert_eq(table_rows(LAT_TITLE, 9, rows, 1), 1);
+	json = read_file(path);
+	unlink(path);
+	expect_json_object(json);
+	cr_expect_eq(strtod(json_value(json, "t_min"), NULL), rows[0][2]);
+	cr_expect_eq(strtod(json_value(json, "t_typical"), NULL), rows[0][4]);
+	cr_expect_eq(strtod(json_value(json, "p99_9"), NULL), rows[0][8]);
+}
+
+static void check_run(const char *args, const char *verified)
+{
+	cr_assert_eq(run_perf(args), 0, "%s:\n%s", args, out);
+	expect_line(" Data check      : ON\n");
+	expect_line(verified);
+}
+
+Test(app_perf, check_every_test)
+{
+	check_run("write_bw --loopback -F --check -n 40 -s 3000 -t 8",
+		  " Data check: 40 messages verified, 0 errors, 0 lost\n");
+	check_run("send_bw --loopback -F --check -n 40 -s 3000 -q 2",
+		  " Data check: 80 messages verified, 0 errors, 0 lost\n");
+	check_run("read_bw --loopback -F --check -n 40 -s 3000",
+		  " Data check: 40 messages verified, 0 errors, 0 lost\n");
+	check_run("write_lat --loopback -F --check -n 20 -s 1000",
+		  " Data check: 40 messages verified, 0 errors, 0 lost\n");
+	check_run("send_lat --loopback -F --check -n 20 -s 5000",
+		  " Data check: 40 messages verified, 0 errors, 0 lost\n");
+	check_run("read_lat --loopback -F --check -n 20 -s 5000",
+		  " Data check: 20 messages verified, 0 errors, 0 lost\n");
+}
+
+Test(app_perf, check_all_sizes_ud)
+{
+	cr_assert_eq(run_perf("send_bw --loopback -F --check -c UD -a -n 10"), 0, "%s", out);
+	/* 2 .. 4096: 12 sizes; UD may lose, so only no errors */
+	expect_line(" messages verified, 0 errors, ");
+}
+
+Test(app_perf, devices_of_the_user)
+{
+	/* a DROCE_DEVICES of the user's is kept: its addresses show in the GIDs */
+	setenv("DROCE_DEVICES",
+	       "a0:mac=02:00:00:00:00:11,ip=10.7.0.1,mtu=2200,link=x "
+	       "a1:mac=02:00:00:00:00:12,ip=10.7.0.2,mtu=2200,link=x",
+	       1);
+	cr_assert_eq(run_perf("send_lat --loopback -F -n 10"), 0, "%s", out);
+	expect_line(" Dual-port       : OFF\t\tDevice         : a0\n");
+	expect_line(" Mtu             : 2048[B]\n");
+	expect_line(" GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:07:00:02\n");
+	expect_line(" Data ex. method : loopback (a0 <-> a1)\n");
+}
+
+Test(app_perf, one_device_is_a_failure_not_a_usage_error)
+{
+	setenv("DROCE_DEVICES", "solo:ip=10.7.0.1", 1);
+	cr_expect_eq(run_perf("write_bw --loopback -F -n 10"), 1);
+	cr_expect_eq(run_perf("write_bw --loopback -F -n 10 -d nosuch"), 1);
+}
