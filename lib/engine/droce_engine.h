@@ -88,7 +88,10 @@ struct droce_engine_hooks {
 int droce_engine_start(const struct droce_engine_conf *conf, const struct droce_engine_hooks *hooks,
 		       struct droce_mr_table *keys);
 
-/** Stop the lcore, close the ports, clean the EAL up (registered with atexit() too). */
+/**
+ * Stop the lcore, close the ports, clean the EAL up. At process exit a lighter
+ * stop runs by itself (atexit): the lcore stops and the runtime folder goes.
+ */
 void droce_engine_stop(void);
 
 bool droce_engine_running(void);

@@ -109,14 +109,15 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
 }
 
 /* Clean the EAL droce started up, and its runtime folder. */
-static void eal_finish(struct engine *e)
+static void eal_finish(struct engine *e, bool cleanup)
 {
 	const char *run = getuid() == 0 ? "/var/run" : getenv("XDG_RUNTIME_DIR");
 	char dir[256];
 
 	if (!e->eal_ours)
 		return;
-	rte_eal_cleanup();
+	if (cleanup)
+		rte_eal_cleanup();
 	snprintf(dir, sizeof(dir), "%.150s/dpdk/%.63s", run != NULL ? run : "/tmp", e->file_prefix);
 	nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 	e->eal_ours = false;
@@ -143,15 +144,14 @@ static int port_start(struct engine *e, struct engine_port *p)
 	if (p->conf.link[0] != '\0' || memcmp(p->conf.mac, "\0\0\0\0\0\0", 6) != 0) {
 		struct rte_ether_addr mac;
 
-		/* the configured MAC (ring links have none of their own); if the device
-		 * refuses it (a VF without the right), its own is the one that receives */
+		/* the configured MAC (ring links have none of their own); a device that
+		 * cannot take it (memif, a VF without the right) still receives frames
+		 * for it in promiscuous mode */
 		memcpy(mac.addr_bytes, p->conf.mac, 6);
-		if (rte_eth_dev_default_mac_addr_set(p->port.port_id, &mac) == 0 ||
-		    p->conf.link[0] != '\0')
-			p->port.mac = mac;
-		else
-			fprintf(stderr, "droce: %s keeps its own MAC: the device refused another\n",
-				p->conf.name);
+		if (rte_eth_dev_default_mac_addr_set(p->port.port_id, &mac) != 0 &&
+		    p->conf.link[0] == '\0')
+			rte_eth_promiscuous_enable(p->port.port_id);
+		p->port.mac = mac;
 	}
 	droce_neigh_cfg_init(&nc);
 	memcpy(nc.mac, p->port.mac.addr_bytes, 6);
@@ -258,6 +258,18 @@ static void engine_teardown(struct engine *e)
 	e->ahs = NULL;
 }
 
+static void engine_stop(bool full);
+
+/*
+ * At process exit only the lcore is stopped and the runtime folder removed:
+ * the process is going away with its memory, and closing PMDs here races with
+ * their interrupt threads (a memif peer disconnecting at the same moment).
+ */
+static void engine_at_exit(void)
+{
+	engine_stop(false);
+}
+
 int droce_engine_start(const struct droce_engine_conf *conf, const struct droce_engine_hooks *hooks,
 		       struct droce_mr_table *keys)
 {
@@ -311,17 +323,18 @@ int droce_engine_start(const struct droce_engine_conf *conf, const struct droce_
 	}
 	if (rc != 0) {
 		engine_teardown(e);
-		eal_finish(e);
+		eal_finish(e, true);
 	} else {
 		e->pid = getpid();
 	}
 	pthread_mutex_unlock(&e->ctl_lock);
 	if (rc == 0)
-		atexit(droce_engine_stop);
+		atexit(engine_at_exit);
 	return rc;
 }
 
-void droce_engine_stop(void)
+/* Stop the lcore; @p full: also close the ports and clean the EAL up. */
+static void engine_stop(bool full)
 {
 	struct engine *e = &droce_engine;
 
@@ -333,9 +346,15 @@ void droce_engine_stop(void)
 	}
 	__atomic_store_n(&e->running, false, __ATOMIC_RELEASE);
 	rte_eal_wait_lcore(e->lcore);
-	engine_teardown(e);
-	eal_finish(e);
+	if (full)
+		engine_teardown(e);
+	eal_finish(e, full);
 	pthread_mutex_unlock(&e->ctl_lock);
+}
+
+void droce_engine_stop(void)
+{
+	engine_stop(true);
 }
 
 bool droce_engine_running(void)
