@@ -246,6 +246,10 @@ static int do_read(const struct droce_transport_env *env, struct droce_tqp *q,
 		return resp_fatal(env, q, DROCE_NAK_REM_ACCESS_ERR, pkt->psn,
 				  IBV_EVENT_QP_ACCESS_ERR);
 	n = f->reth.len == 0 ? 1 : (f->reth.len + pmtu - 1) / pmtu;
+	/* a response that would take more PSNs than a message may (a quarter of the 24-bit
+	 * space) would make PSN comparisons ambiguous: invalid request */
+	if (n > DROCE_RC_MSG_PKTS_MAX)
+		return resp_fatal(env, q, DROCE_NAK_INVALID_REQ, pkt->psn, IBV_EVENT_QP_REQ_ERR);
 	rc->msn = rc_psn_add(rc->msn, 1);
 	r = res_take(q);
 	r->kind = DROCE_OPM_READ;
