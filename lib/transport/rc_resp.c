@@ -250,6 +250,10 @@ static int do_read(const struct droce_transport_env *env, struct droce_tqp *q,
 	 * space) would make PSN comparisons ambiguous: invalid request */
 	if (n > DROCE_RC_MSG_PKTS_MAX)
 		return resp_fatal(env, q, DROCE_NAK_INVALID_REQ, pkt->psn, IBV_EVENT_QP_REQ_ERR);
+	/* more READs and atomics in flight than max_dest_rd_atomic: the oldest
+	 * response is still being sent, so its resource cannot be reused */
+	if (rc->res[rc->res_next].pending)
+		return resp_fatal(env, q, DROCE_NAK_INVALID_REQ, pkt->psn, IBV_EVENT_QP_REQ_ERR);
 	rc->msn = rc_psn_add(rc->msn, 1);
 	r = res_take(q);
 	r->kind = DROCE_OPM_READ;
@@ -279,6 +283,9 @@ static int do_atomic(const struct droce_transport_env *env, struct droce_tqp *q,
 		return resp_fatal(env, q, DROCE_NAK_REM_ACCESS_ERR, pkt->psn,
 				  IBV_EVENT_QP_ACCESS_ERR);
 	if (droce_mr_check_atomic(f->atmeth.va, host) != DROCE_MR_OK)
+		return resp_fatal(env, q, DROCE_NAK_INVALID_REQ, pkt->psn, IBV_EVENT_QP_REQ_ERR);
+	/* no free responder resource: refuse before executing anything */
+	if (rc->res[rc->res_next].pending)
 		return resp_fatal(env, q, DROCE_NAK_INVALID_REQ, pkt->psn, IBV_EVENT_QP_REQ_ERR);
 	p = host;
 	if (pkt->opcode == DROCE_OP_RC_CMP_SWAP) {
