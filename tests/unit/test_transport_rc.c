@@ -1517,3 +1517,29 @@ Test(transport_uc, late_packet_dropped_order_kept)
 	cr_expect_eq(b.tqp.stats.out_of_sequence, 1);
 	cr_expect_eq(b.tqp.stats.duplicate_request, 1);
 }
+
+Test(transport_rc, reads_beyond_responder_resources_are_refused)
+{
+	struct ibv_qp_attr attr = {.max_dest_rd_atomic = 1};
+	struct ibv_wc wc;
+
+	/* the requester may have 4 READs outstanding, the responder keeps 1: a mismatch */
+	droce_tqp_modify(&b.tqp, &attr, IBV_QP_MAX_DEST_RD_ATOMIC, IBV_QPS_RTS);
+	cr_assert_eq(post_wr(&a, 1,
+			     &(struct wr_args){.op = IBV_WR_RDMA_READ,
+					       .len = 4096,
+					       .flags = IBV_SEND_SIGNALED}),
+		     0);
+	cr_assert_eq(post_wr(&a, 2,
+			     &(struct wr_args){.op = IBV_WR_RDMA_READ,
+					       .len = 10,
+					       .off = 8192,
+					       .flags = IBV_SEND_SIGNALED}),
+		     0);
+	settle();
+	cr_expect_eq(b.tqp.state, IBV_QPS_ERR,
+		     "the second READ found no free resource: invalid request, not an overwrite");
+	cr_assert_eq(ibv_poll_cq(a.cq, 1, &wc), 1);
+	cr_expect_neq(wc.status, IBV_WC_SUCCESS, "the requester learns of it: %s",
+		      ibv_wc_status_str(wc.status));
+}
