@@ -157,24 +157,13 @@ static int port_start(struct engine *e, struct engine_port *p)
 	memcpy(nc.mac, p->port.mac.addr_bytes, 6);
 	memcpy(p->addr.mac, p->port.mac.addr_bytes, 6);
 	/* the same GID table the verbs device shows: link-local, IPv4-mapped, IPv6 */
-	p->addr.gid[0].raw[0] = 0xfe;
-	p->addr.gid[0].raw[1] = 0x80;
-	p->addr.gid[0].raw[8] = p->addr.mac[0] ^ 0x02;
-	p->addr.gid[0].raw[9] = p->addr.mac[1];
-	p->addr.gid[0].raw[10] = p->addr.mac[2];
-	p->addr.gid[0].raw[11] = 0xff;
-	p->addr.gid[0].raw[12] = 0xfe;
-	memcpy(&p->addr.gid[0].raw[13], &p->addr.mac[3], 3);
+	droce_ipv6_link_local(p->addr.mac, p->addr.gid[0].raw);
 	p->addr.gid_count = 1;
 	/* GID 0, the link-local address, is answered and sent from like the others */
 	memcpy(nc.addr[nc.addr_count++], p->addr.gid[0].raw, 16);
 	for (i = 0; i < p->conf.n_ipv4; i++) {
-		union ibv_gid *g = &p->addr.gid[p->addr.gid_count++];
-
-		g->raw[10] = 0xff;
-		g->raw[11] = 0xff;
-		memcpy(&g->raw[12], p->conf.ipv4[i], 4);
-		droce_neigh_ip_from_ipv4(nc.addr[nc.addr_count++], p->conf.ipv4[i]);
+		droce_ipv4_mapped(p->conf.ipv4[i], p->addr.gid[p->addr.gid_count++].raw);
+		droce_ipv4_mapped(p->conf.ipv4[i], nc.addr[nc.addr_count++]);
 	}
 	for (i = 0; i < p->conf.n_ipv6; i++) {
 		memcpy(p->addr.gid[p->addr.gid_count++].raw, p->conf.ipv6[i], 16);

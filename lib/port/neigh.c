@@ -54,8 +54,7 @@ static const uint8_t ipv4_mapped_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xf
 
 void droce_neigh_ip_from_ipv4(uint8_t ip[DROCE_NEIGH_IP_LEN], const uint8_t ipv4[4])
 {
-	memcpy(ip, ipv4_mapped_prefix, sizeof(ipv4_mapped_prefix));
-	memcpy(ip + sizeof(ipv4_mapped_prefix), ipv4, DROCE_IPV4_ADDR_LEN);
+	droce_ipv4_mapped(ipv4, ip);
 }
 
 bool droce_neigh_ip_is_ipv4(const uint8_t ip[DROCE_NEIGH_IP_LEN])

@@ -163,6 +163,9 @@ void droce_tqp_fini(const struct droce_transport_env *env, struct droce_tqp *q);
 void droce_tqp_modify(struct droce_tqp *q, const struct ibv_qp_attr *attr, int mask,
 		      enum ibv_qp_state state);
 
+/** The completion opcode of a send WQE's operation (enum droce_wqe_op). */
+enum ibv_wc_opcode droce_wqe_wc_opcode(uint8_t op);
+
 /** Write one CQE; false when the ring is full (counted as an overrun). */
 bool droce_tcq_post(struct droce_tcq *cq, const struct droce_cqe *cqe);
 

@@ -16,7 +16,6 @@ void droce_tqp_complete(const struct droce_transport_env *env, struct droce_tcq 
 			const struct droce_cqe *cqe, bool solicited);
 void droce_tqp_to_error(const struct droce_transport_env *env, struct droce_tqp *q,
 			enum ibv_qp_state state, enum ibv_event_type event);
-enum ibv_wc_opcode droce_wqe_wc_opcode(uint8_t op);
 int droce_tqp_flush_sq(const struct droce_transport_env *env, struct droce_tqp *q, int budget);
 int droce_tqp_flush_rq(const struct droce_transport_env *env, struct droce_tqp *q, int budget);
 

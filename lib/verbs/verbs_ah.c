@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "droce_wire_hdr.h"
 #include "verbs_limits.h"
 #include "verbs_priv.h"
 
@@ -113,14 +114,6 @@ static int gid_index(const struct droce_device *d, const union ibv_gid *gid)
 	return -1;
 }
 
-static void ipv4_mapped(union ibv_gid *gid, const void *addr4)
-{
-	memset(gid, 0, sizeof(*gid));
-	gid->raw[10] = 0xff;
-	gid->raw[11] = 0xff;
-	memcpy(&gid->raw[12], addr4, 4);
-}
-
 /* RFC 791: the one's complement sum of a valid header, checksum included, is 0xffff. */
 static bool ip4_checksum_ok(const uint8_t *h)
 {
@@ -176,8 +169,8 @@ int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ib
 	}
 	memset(ah_attr, 0, sizeof(*ah_attr));
 	if (version == 4) {
-		ipv4_mapped(&ah_attr->grh.dgid, ip4 + 12);
-		ipv4_mapped(&local, ip4 + 16);
+		droce_ipv4_mapped(ip4 + 12, ah_attr->grh.dgid.raw);
+		droce_ipv4_mapped(ip4 + 16, local.raw);
 		ah_attr->grh.hop_limit = 0xff;
 		ah_attr->grh.traffic_class = ip4[1];
 	} else {

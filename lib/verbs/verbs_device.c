@@ -10,28 +10,13 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "droce_wire_hdr.h"
 #include "verbs_limits.h"
 #include "verbs_priv.h"
 
 static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct droce_device *devices[DROCE_DEVICES_MAX];
 static int device_count = -1; /* -1: not loaded yet */
-
-/* IPv6 link-local address from the MAC (modified EUI-64), as Linux makes GID 0. */
-static void gid_link_local(const uint8_t mac[6], union ibv_gid *gid)
-{
-	memset(gid, 0, sizeof(*gid));
-	gid->raw[0] = 0xfe;
-	gid->raw[1] = 0x80;
-	gid->raw[8] = mac[0] ^ 0x02;
-	gid->raw[9] = mac[1];
-	gid->raw[10] = mac[2];
-	gid->raw[11] = 0xff;
-	gid->raw[12] = 0xfe;
-	gid->raw[13] = mac[3];
-	gid->raw[14] = mac[4];
-	gid->raw[15] = mac[5];
-}
 
 /*
  * RoCEv2 GID table as Linux builds it for a netdev: the link-local IPv6
@@ -42,15 +27,9 @@ static void build_gid_table(struct droce_device *d)
 {
 	unsigned int i, n = 0;
 
-	gid_link_local(d->port.mac, &d->gid[n++]);
-	for (i = 0; i < d->port.n_ipv4; i++) {
-		union ibv_gid *g = &d->gid[n++];
-
-		memset(g, 0, sizeof(*g));
-		g->raw[10] = 0xff;
-		g->raw[11] = 0xff;
-		memcpy(&g->raw[12], d->port.ipv4[i], 4);
-	}
+	droce_ipv6_link_local(d->port.mac, d->gid[n++].raw);
+	for (i = 0; i < d->port.n_ipv4; i++)
+		droce_ipv4_mapped(d->port.ipv4[i], d->gid[n++].raw);
 	for (i = 0; i < d->port.n_ipv6; i++)
 		memcpy(d->gid[n++].raw, d->port.ipv6[i], 16);
 	d->gid_count = n;
@@ -60,7 +39,6 @@ static struct droce_device *device_new(const struct droce_port_cfg *cfg, int ind
 {
 	static const uint8_t zero[6];
 	struct droce_device *d = calloc(1, sizeof(*d));
-	uint8_t *g;
 
 	if (d == NULL)
 		return NULL;
@@ -82,15 +60,7 @@ static struct droce_device *device_new(const struct droce_port_cfg *cfg, int ind
 	snprintf(d->ibdev.ibdev_path, sizeof(d->ibdev.ibdev_path), "/sys/class/infiniband/%.63s",
 		 cfg->name);
 	/* node GUID: EUI-64 of the MAC, as RoCE devices derive it */
-	g = (uint8_t *)&d->node_guid;
-	g[0] = d->port.mac[0] ^ 0x02;
-	g[1] = d->port.mac[1];
-	g[2] = d->port.mac[2];
-	g[3] = 0xff;
-	g[4] = 0xfe;
-	g[5] = d->port.mac[3];
-	g[6] = d->port.mac[4];
-	g[7] = d->port.mac[5];
+	droce_eui64_from_mac(d->port.mac, (uint8_t *)&d->node_guid);
 	build_gid_table(d);
 	return d;
 }

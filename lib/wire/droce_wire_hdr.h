@@ -17,6 +17,7 @@
 #include <endian.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -489,6 +490,39 @@ static inline uint32_t droce_ieth_rkey(const struct droce_ieth *i)
 static inline void droce_ieth_set_rkey(struct droce_ieth *i, uint32_t rkey)
 {
 	i->rkey = htobe32(rkey);
+}
+
+/* ------------------------------------------------------- addresses */
+
+/** Modified EUI-64 of a MAC (RFC 4291 appendix A): node GUIDs, link-local addresses. */
+static inline void droce_eui64_from_mac(const uint8_t mac[DROCE_ETHER_ADDR_LEN], uint8_t eui[8])
+{
+	eui[0] = mac[0] ^ 0x02; /* the universal/local bit inverted */
+	eui[1] = mac[1];
+	eui[2] = mac[2];
+	eui[3] = 0xff;
+	eui[4] = 0xfe;
+	eui[5] = mac[3];
+	eui[6] = mac[4];
+	eui[7] = mac[5];
+}
+
+/** The IPv6 link-local address of a MAC (fe80::/64 + EUI-64): a RoCE port's GID 0. */
+static inline void droce_ipv6_link_local(const uint8_t mac[DROCE_ETHER_ADDR_LEN], uint8_t ip[16])
+{
+	memset(ip, 0, 16);
+	ip[0] = 0xfe;
+	ip[1] = 0x80;
+	droce_eui64_from_mac(mac, ip + 8);
+}
+
+/** An IPv4 address as IPv4-mapped IPv6 (::ffff:a.b.c.d), the form RoCEv2 GIDs carry. */
+static inline void droce_ipv4_mapped(const uint8_t ipv4[4], uint8_t ip[16])
+{
+	memset(ip, 0, 10);
+	ip[10] = 0xff;
+	ip[11] = 0xff;
+	memcpy(ip + 12, ipv4, 4);
 }
 
 /* ------------------------------------------------------- AETH syndromes */

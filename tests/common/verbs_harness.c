@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <droce_transport.h>
+
 #include "verbs_harness.h"
 
 /* Handles per object: the engine keeps exactly one consumer or producer per ring. */
@@ -150,27 +152,6 @@ bool harness_complete(struct ibv_cq *cq, const struct droce_cqe *cqe)
 	return droce_ring_prod_enqueue_burst(&a->cq, cqe, 1) == 1;
 }
 
-static enum ibv_wc_opcode wc_opcode(uint8_t op)
-{
-	switch (op) {
-	case DROCE_WQE_WRITE:
-	case DROCE_WQE_WRITE_IMM:
-		return IBV_WC_RDMA_WRITE;
-	case DROCE_WQE_READ:
-		return IBV_WC_RDMA_READ;
-	case DROCE_WQE_CMP_SWAP:
-		return IBV_WC_COMP_SWAP;
-	case DROCE_WQE_FETCH_ADD:
-		return IBV_WC_FETCH_ADD;
-	case DROCE_WQE_LOCAL_INV:
-		return IBV_WC_LOCAL_INV;
-	case DROCE_WQE_BIND_MW:
-		return IBV_WC_BIND_MW;
-	default:
-		return IBV_WC_SEND;
-	}
-}
-
 int harness_complete_sends(struct ibv_qp *qp, enum ibv_wc_status status)
 {
 	struct harness_send s;
@@ -182,7 +163,7 @@ int harness_complete_sends(struct ibv_qp *qp, enum ibv_wc_status status)
 			struct droce_cqe e = {
 				.wr_id = s.hdr.wr_id,
 				.status = (uint8_t)status,
-				.opcode = (uint8_t)wc_opcode(s.hdr.op),
+				.opcode = (uint8_t)droce_wqe_wc_opcode(s.hdr.op),
 				.byte_len = s.hdr.length,
 				.qp_num = qp->qp_num,
 			};

@@ -1403,3 +1403,39 @@ Test(ieth, rkey_neighbours)
 	droce_ieth_set_rkey(&zeroes.h, UINT32_MAX);
 	EXPECT_BYTES(&zeroes, "set_rkey(max) inside zeroes", Z4, F4, Z4);
 }
+
+/* ---- address helpers */
+
+Test(addr, eui64_from_mac)
+{
+	static const uint8_t mac[6] = {0x52, 0x54, 0x00, 0x00, 0x00, 0x01};
+	static const uint8_t want[8] = {0x50, 0x54, 0x00, 0xff, 0xfe, 0x00, 0x00, 0x01};
+	uint8_t eui[8];
+
+	droce_eui64_from_mac(mac, eui);
+	cr_expect_arr_eq(eui, want, 8, "the universal/local bit flipped, ff:fe in the middle");
+}
+
+Test(addr, ipv6_link_local)
+{
+	static const uint8_t mac[6] = {0x52, 0x54, 0x00, 0x00, 0x00, 0x01};
+	/* fe80::5054:ff:fe00:1, GID 0 of ibv_devinfo for that MAC */
+	static const uint8_t want[16] = {0xfe, 0x80, 0,    0,    0,    0,    0,    0,
+					 0x50, 0x54, 0x00, 0xff, 0xfe, 0x00, 0x00, 0x01};
+	uint8_t ip[16];
+
+	memset(ip, 0xaa, sizeof(ip));
+	droce_ipv6_link_local(mac, ip);
+	cr_expect_arr_eq(ip, want, 16);
+}
+
+Test(addr, ipv4_mapped)
+{
+	static const uint8_t v4[4] = {10, 99, 0, 2};
+	static const uint8_t want[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 99, 0, 2};
+	uint8_t ip[16];
+
+	memset(ip, 0xaa, sizeof(ip));
+	droce_ipv4_mapped(v4, ip);
+	cr_expect_arr_eq(ip, want, 16);
+}
