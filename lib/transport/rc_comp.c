@@ -86,7 +86,7 @@ static void una_update(struct droce_rc *rc)
 			continue;
 		if (w->failed)
 			break;
-		rc->una = rc_psn_add(w->first_psn, w->resp_pkts);
+		rc->una = rc_psn_add(w->first_psn, w->acked_pkts);
 		if (rc_psn_cmp(rc->una, rc->sent_hi) > 0)
 			rc->una = rc->sent_hi;
 		return;
@@ -124,7 +124,7 @@ static void progress(const struct droce_transport_env *env, struct droce_tqp *q)
 /* One implied NAK per missing READ/atomic response: re-request from it. */
 static void implied_nak(struct droce_tqp *q, struct rc_wqe *w)
 {
-	uint32_t expected = rc_psn_add(w->first_psn, w->resp_pkts);
+	uint32_t expected = rc_psn_add(w->first_psn, w->acked_pkts);
 
 	if (w->nak_once && w->nak_psn == expected)
 		return;
@@ -134,7 +134,30 @@ static void implied_nak(struct droce_tqp *q, struct rc_wqe *w)
 	droce_rc_go_back(q, expected);
 }
 
-/* Acknowledge every WQE whose PSNs end at or before @p psn; true if any finished. */
+/*
+ * An ACK inside a long SEND or WRITE: its packets up to @p psn arrived. That is progress
+ * (the retry count and the timer start again) and a later go-back resends from the
+ * first packet not covered, never the whole message: a message longer than the ACK
+ * timeout would otherwise be resent from its start until RETRY_EXC_ERR.
+ */
+static bool ack_partial(struct droce_rc *rc, uint32_t idx, struct rc_wqe *w, uint32_t psn)
+{
+	uint32_t acked;
+
+	/* READ/atomic PSNs are acknowledged by their responses only */
+	if (op_is_rd_atomic(w->hdr->op) || rc_psn_cmp(psn, w->first_psn) < 0)
+		return false;
+	acked = ((psn - w->first_psn) & DROCE_PSN_MASK) + 1;
+	if (acked <= w->acked_pkts)
+		return false;
+	w->acked_pkts = acked;
+	/* the requester never resends what is acknowledged */
+	if (rc->cur == idx && rc->cur_pkt < acked)
+		rc->cur_pkt = acked;
+	return true;
+}
+
+/* Acknowledge every WQE and packet up to @p psn; true if anything new was acknowledged. */
 static bool ack_upto(struct droce_tqp *q, uint32_t psn)
 {
 	struct droce_rc *rc = q->rc;
@@ -148,8 +171,10 @@ static bool ack_upto(struct droce_tqp *q, uint32_t psn)
 			continue;
 		if (w->failed || w->npkts == 0)
 			break;
-		if (rc_psn_cmp(rc_psn_add(w->first_psn, w->npkts - 1), psn) > 0)
+		if (rc_psn_cmp(rc_psn_add(w->first_psn, w->npkts - 1), psn) > 0) {
+			any |= ack_partial(rc, i, w, psn);
 			break;
+		}
 		/* an ACK beyond a READ/atomic without its response: the response was lost */
 		if (op_is_rd_atomic(w->hdr->op)) {
 			implied_nak(q, w);
@@ -312,11 +337,11 @@ static void read_resp(const struct droce_transport_env *env, struct droce_tqp *q
 	}
 	h = w->hdr;
 	k = (pkt->psn - w->first_psn) & DROCE_PSN_MASK;
-	if (k < w->resp_pkts) {
+	if (k < w->acked_pkts) {
 		q->stats.resp_drop++; /* duplicate */
 		return;
 	}
-	if (k > w->resp_pkts) {
+	if (k > w->acked_pkts) {
 		implied_nak(q, w); /* a response packet is missing */
 		return;
 	}
@@ -333,8 +358,8 @@ static void read_resp(const struct droce_transport_env *env, struct droce_tqp *q
 		wqe_fail(rc, w, IBV_WC_LOC_PROT_ERR);
 		return;
 	}
-	w->resp_pkts++;
-	if (w->resp_pkts == w->npkts)
+	w->acked_pkts++;
+	if (w->acked_pkts == w->npkts)
 		wqe_done(rc, w);
 	una_update(rc);
 	progress(env, q);
@@ -366,7 +391,7 @@ static void atomic_ack(const struct droce_transport_env *env, struct droce_tqp *
 		wqe_fail(rc, w, IBV_WC_LOC_PROT_ERR);
 		return;
 	}
-	w->resp_pkts = 1;
+	w->acked_pkts = 1;
 	wqe_done(rc, w);
 	una_update(rc);
 	progress(env, q);

@@ -27,15 +27,17 @@
 struct rc_wqe {
 	const struct droce_send_wqe *hdr; /**< the copy (in droce_rc.copies) */
 	uint32_t first_psn;
-	uint32_t npkts;     /**< PSNs it takes (0: local operation or refused) */
-	uint32_t resp_pkts; /**< READ: response packets placed */
-	uint32_t nak_psn;   /**< READ: PSN last re-requested (one implied NAK per gap) */
-	uint8_t status;     /**< enum ibv_wc_status when failed */
-	bool failed;        /**< completes with status when it reaches the head */
-	bool done;          /**< finished: completes when it reaches the head */
-	bool issued;        /**< READ/atomic counted in rd_out */
-	bool sent;          /**< a packet of it went out (FENCE applies before that only) */
-	bool nak_once;      /**< nak_psn is valid */
+	uint32_t npkts;      /**< PSNs it takes (0: local operation or refused) */
+	uint32_t acked_pkts; /**< packets done: READ response packets placed, or SEND/WRITE
+			       packets a mid-message ACK covered (an ACK acknowledges every
+			       PSN up to its own: coalesced ACKs, IBTA 9.7.5.1) */
+	uint32_t nak_psn;    /**< READ: PSN last re-requested (one implied NAK per gap) */
+	uint8_t status;      /**< enum ibv_wc_status when failed */
+	bool failed;         /**< completes with status when it reaches the head */
+	bool done;           /**< finished: completes when it reaches the head */
+	bool issued;         /**< READ/atomic counted in rd_out */
+	bool sent;           /**< a packet of it went out (FENCE applies before that only) */
+	bool nak_once;       /**< nak_psn is valid */
 };
 
 /** A responder resource: a READ or atomic kept for its response and replays. */
@@ -48,7 +50,8 @@ struct rc_res {
 			       later) */
 	uint32_t msn;
 	uint32_t len;
-	uint8_t *host; /**< READ source */
+	uint32_t rkey; /**< READ: source key, checked again for every response packet */
+	uint64_t va;   /**< READ: source address */
 	uint64_t orig; /**< atomic: the original value */
 };
 
@@ -71,13 +74,18 @@ struct droce_rc {
 	struct droce_timer retry_timer, rnr_timer;
 	/* responder */
 	bool in_msg;       /**< inside a multi-packet message */
-	bool uc_drop;      /**< UC: dropping until the next FIRST/ONLY */
 	bool nak_seq_sent; /**< one NAK per sequence error */
 	bool have_rwqe;    /**< rwqe holds a receive WQE taken for the message */
 	uint32_t msg_op;   /**< DROCE_OPM_SEND or DROCE_OPM_WRITE of the current message */
 	uint32_t msg_off;  /**< bytes of the message placed */
-	uint8_t *wr_host;  /**< WRITE target */
-	uint32_t wr_len;   /**< WRITE DMA length */
+	/*
+	 * WRITE target as the RETH gave it: the key is checked again for every packet, since
+	 * the MR may be deregistered or invalidated between two packets and a host pointer
+	 * is valid only within the engine pass that looked it up (doc/memory.md).
+	 */
+	uint64_t wr_va;
+	uint32_t wr_rkey;
+	uint32_t wr_len; /**< WRITE DMA length */
 	uint32_t msn;
 	bool ack_pending;
 	uint32_t ack_psn;

@@ -273,7 +273,7 @@ void droce_rc_go_back(struct droce_tqp *q, uint32_t psn)
 				      : 0;
 		/* a READ restarts from its first response packet not yet placed */
 		if (w->hdr->op == DROCE_WQE_READ)
-			rc->cur_pkt = w->resp_pkts;
+			rc->cur_pkt = w->acked_pkts;
 		q->stats.completer_retry_err++;
 		return;
 	}

@@ -71,9 +71,35 @@ static void recv_complete(const struct droce_transport_env *env, struct droce_tq
 	droce_tqp_complete(env, q->rcq, &e, se);
 }
 
-/* A responder error: NAK with @p code (RC) and the QP to Error. */
+/*
+ * UC has no NAK: a request the responder cannot take (a bad rkey or access, a length that
+ * does not fit) loses its message only, the QP stays in RTS (IBTA's responder error class D,
+ * Linux rxe alike); the packets left of the message are dropped as out of sequence, and a
+ * receive WQE taken for it serves the next message.
+ */
+static int uc_drop_msg(struct droce_tqp *q, uint32_t psn)
+{
+	q->stats.uc_msg_drop++;
+	q->rc->in_msg = false;
+	q->rq_psn = rc_psn_add(psn, 1);
+	return -EPROTO;
+}
+
+/* A responder error: NAK with @p code and the QP to Error (RC); the message dropped (UC). */
 static int resp_fatal(const struct droce_transport_env *env, struct droce_tqp *q, uint8_t code,
 		      uint32_t psn, enum ibv_event_type ev)
+{
+	if (q->type == IBV_QPT_UC)
+		return uc_drop_msg(q, psn);
+	q->stats.resp_nak_err++;
+	droce_rc_send_ack(env, q, droce_aeth_syndrome_make(DROCE_AETH_NAK, code), psn);
+	droce_rc_to_error(env, q, ev);
+	return -EIO;
+}
+
+/* A receive WQE that cannot be used (its SGEs or keys are bad): the QP to Error, any type. */
+static int resp_wqe_fatal(const struct droce_transport_env *env, struct droce_tqp *q, uint8_t code,
+			  uint32_t psn, enum ibv_event_type ev)
 {
 	q->stats.resp_nak_err++;
 	if (q->type == IBV_QPT_RC)
@@ -82,7 +108,10 @@ static int resp_fatal(const struct droce_transport_env *env, struct droce_tqp *q
 	return -EIO;
 }
 
-/* A receive error: the QP to Error (and NAK), then the receive WQE completes with @p st. */
+/*
+ * A receive error: the QP to Error (and NAK), then the receive WQE completes with @p st. On UC
+ * a message longer than the receive buffers is dropped instead and the WQE kept (class D).
+ */
 static int recv_fail(const struct droce_transport_env *env, struct droce_tqp *q,
 		     enum ibv_wc_status st, uint8_t code, uint32_t psn, enum ibv_event_type ev)
 {
@@ -95,8 +124,10 @@ static int recv_fail(const struct droce_transport_env *env, struct droce_tqp *q,
 		.qp_num = q->qpn,
 	};
 
+	if (q->type == IBV_QPT_UC && st == IBV_WC_LOC_LEN_ERR)
+		return uc_drop_msg(q, psn);
 	rc->have_rwqe = false; /* completed here, not flushed */
-	resp_fatal(env, q, code, psn, ev);
+	resp_wqe_fatal(env, q, code, psn, ev);
 	droce_tqp_complete(env, q->rcq, &e, false);
 	return -EIO;
 }
@@ -179,6 +210,8 @@ static int do_write(const struct droce_transport_env *env, struct droce_tqp *q, 
 	if (pkt->mask & DROCE_OPM_FIRST) {
 		void *host = NULL;
 
+		/* the whole range is checked at the FIRST packet: nothing lands of a refused WRITE
+		 */
 		if (!(q->access & IBV_ACCESS_REMOTE_WRITE) ||
 		    (f->reth.len > 0 &&
 		     droce_mr_check_remote(env->keys, f->reth.rkey, q->pd, q->qpn, f->reth.va,
@@ -186,7 +219,8 @@ static int do_write(const struct droce_transport_env *env, struct droce_tqp *q, 
 					   &host) != DROCE_MR_OK))
 			return resp_fatal(env, q, DROCE_NAK_REM_ACCESS_ERR, pkt->psn,
 					  IBV_EVENT_QP_ACCESS_ERR);
-		rc->wr_host = host;
+		rc->wr_va = f->reth.va;
+		rc->wr_rkey = f->reth.rkey;
 		rc->wr_len = f->reth.len;
 		rc->msg_off = 0;
 		rc->msg_op = DROCE_OPM_WRITE;
@@ -198,11 +232,18 @@ static int do_write(const struct droce_transport_env *env, struct droce_tqp *q, 
 	if ((pkt->mask & DROCE_OPM_IMMDT) && !take_recv(env, q))
 		return no_wqe(env, q, pkt->psn);
 	if (len > 0) {
-		uint8_t *dst = rc->wr_host + rc->msg_off;
-		const void *src = rte_pktmbuf_read(m, pkt->payload_off, len, dst);
+		void *host = NULL;
+		const void *src;
 
-		if (src != NULL && src != dst)
-			memcpy(dst, src, len);
+		/* and each packet's part again: the key may have gone since the last packet */
+		if (droce_mr_check_remote(env->keys, rc->wr_rkey, q->pd, q->qpn,
+					  rc->wr_va + rc->msg_off, len, DROCE_ACCESS_REMOTE_WRITE,
+					  &host) != DROCE_MR_OK)
+			return resp_fatal(env, q, DROCE_NAK_REM_ACCESS_ERR, pkt->psn,
+					  IBV_EVENT_QP_ACCESS_ERR);
+		src = rte_pktmbuf_read(m, pkt->payload_off, len, host);
+		if (src != NULL && src != host)
+			memcpy(host, src, len);
 	}
 	rc->msg_off += len;
 	q->rq_psn = rc_psn_add(pkt->psn, 1);
@@ -234,7 +275,7 @@ static int do_read(const struct droce_transport_env *env, struct droce_tqp *q,
 	struct droce_rc *rc = q->rc;
 	uint32_t pmtu = rc_pmtu(q), n;
 	struct rc_res *r;
-	void *host = NULL;
+	void *host = NULL; /* only checked here: each response packet looks its part up */
 
 	/* longer than a message may be (2^31 bytes): invalid request */
 	if (f->reth.len > (1u << 31))
@@ -264,7 +305,8 @@ static int do_read(const struct droce_transport_env *env, struct droce_tqp *q,
 	r->start_psn = pkt->psn;
 	r->msn = rc->msn;
 	r->len = f->reth.len;
-	r->host = host;
+	r->rkey = f->reth.rkey;
+	r->va = f->reth.va;
 	q->rq_psn = rc_psn_add(pkt->psn, n);
 	return 0;
 }
@@ -311,8 +353,7 @@ static int do_atomic(const struct droce_transport_env *env, struct droce_tqp *q,
 }
 
 /* A request already executed: replay READ/atomic responses, re-ACK the rest. */
-static void duplicate(struct droce_tqp *q, const struct droce_pkt *pkt,
-		      const struct droce_hdr_fields *f)
+static void duplicate(struct droce_tqp *q, const struct droce_pkt *pkt)
 {
 	struct droce_rc *rc = q->rc;
 	uint32_t i, n = res_count(q);
@@ -338,10 +379,14 @@ static void duplicate(struct droce_tqp *q, const struct droce_pkt *pkt,
 		}
 		return; /* too old to replay: dropped */
 	}
-	if (f->ackreq) {
-		rc->ack_pending = true;
-		rc->ack_psn = (q->rq_psn - 1) & DROCE_PSN_MASK;
-	}
+	/*
+	 * A duplicate SEND or WRITE packet is acknowledged again whether or not it asks for an
+	 * ACK (C9-105): the requester resends because an ACK was lost, and a resent packet
+	 * without AckReq may be all that reaches the responder. The ACK is coalesced like any
+	 * other (one per send pass) and names the last PSN received in order.
+	 */
+	rc->ack_pending = true;
+	rc->ack_psn = (q->rq_psn - 1) & DROCE_PSN_MASK;
 }
 
 /* Opcode sequence: a FIRST/ONLY after a LAST/ONLY, MIDDLE/LAST within the same message. */
@@ -406,7 +451,7 @@ int droce_rc_resp_recv(const struct droce_transport_env *env, struct droce_tqp *
 		return -EPROTO;
 	}
 	if (q->type == IBV_QPT_RC && c < 0) {
-		duplicate(q, pkt, &f);
+		duplicate(q, pkt);
 		rte_pktmbuf_free(m);
 		return 0;
 	}
@@ -459,12 +504,13 @@ int droce_rc_resp_recv(const struct droce_transport_env *env, struct droce_tqp *
 	return err;
 }
 
-/* One response packet of resource @p r: 0, or -EAGAIN to try again later. */
+/* One response packet of resource @p r: 0, -EAGAIN to try again later, or -EIO (QP in ERR). */
 static int res_send_one(const struct droce_transport_env *env, struct droce_tqp *q,
 			struct rc_res *r)
 {
-	uint32_t pmtu = rc_pmtu(q), k, off, len = 0;
+	uint32_t pmtu = rc_pmtu(q), k, off = 0, len = 0;
 	struct droce_hdr_fields f;
+	void *host = NULL;
 	struct droce_addr a;
 	struct rte_mbuf *m;
 	uint8_t *payload;
@@ -492,13 +538,22 @@ static int res_send_one(const struct droce_transport_env *env, struct droce_tqp 
 			   : last        ? DROCE_OP_RC_READ_RESP_LAST
 					 : DROCE_OP_RC_READ_RESP_MIDDLE;
 	}
+	if (len > 0 && droce_mr_check_remote(env->keys, r->rkey, q->pd, q->qpn, r->va + off, len,
+					     DROCE_ACCESS_REMOTE_READ, &host) != DROCE_MR_OK) {
+		/*
+		 * The source went (deregistered, invalidated, unbound) while its response was
+		 * being sent or replayed: the READ ends in a remote access NAK for the packet
+		 * that could not be read, as an rkey violation found at the request would.
+		 */
+		r->pending = false;
+		return resp_fatal(env, q, DROCE_NAK_REM_ACCESS_ERR, r->next_psn,
+				  IBV_EVENT_QP_ACCESS_ERR);
+	}
 	m = droce_rc_frame(env, &a, &f, len, &payload);
 	if (m == NULL)
 		return -EAGAIN;
 	if (len > 0)
-		memcpy(payload,
-		       r->host + (size_t)((r->next_psn - r->first_psn) & DROCE_PSN_MASK) * pmtu,
-		       len);
+		memcpy(payload, host, len);
 	droce_rc_frame_seal(m, &a);
 	env->tx(env->arg, m);
 	q->stats.sent_pkts++;
@@ -523,6 +578,7 @@ int droce_rc_resp_send(const struct droce_transport_env *env, struct droce_tqp *
 		struct rc_res *r = &rc->res[(rc->res_next + i) % n];
 
 		while (r->pending && sent < budget) {
+			/* -EAGAIN: later; -EIO: the QP went to ERR */
 			if (res_send_one(env, q, r) != 0)
 				return sent;
 			sent++;

@@ -34,8 +34,8 @@
  *    control), as does droce; any credit value is accepted. ACK vs RNR NAK vs NAK, the NAK
  *    code, the PSN and the MSN must match exactly.
  *  - ACK coalescing: ACKs are cumulative, so a responder may send fewer of them as long as
- *    every AckReq packet's PSN is eventually acknowledged in order. Linux re-ACKs every
- *    duplicate SEND/WRITE packet, droce only duplicates that ask for an ACK (AckReq): the
+ *    every AckReq packet's PSN is eventually acknowledged in order. Both re-ACK duplicate
+ *    SEND/WRITE packets (C9-105), Linux once per packet, droce once per burst of them: the
  *    reorder run shows it. See responses_compare().
  *  - Responses to a READ retried from inside an earlier READ: see opcode_ok().
  *  - IP ID, UDP source port, IPv4 DF/ECN/TTL and IPv6 flow label: not transport fields.

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * RC progress inside long messages and keys that go while a message is in flight:
+ * mid-message ACKs count as progress, a timeout resends only what was not
+ * acknowledged, duplicates are acknowledged again, and a WRITE or READ whose MR is
+ * deregistered between two packets ends in a remote access error without touching
+ * the memory any more. Two transport QPs without a port (rc_pair.h).
+ */
+#include "rc_pair.h"
+
+TestSuite(transport_rc_progress, .init = setup_rc, .fini = teardown, .timeout = 120);
+
+#define A_PSN 0xfffff0u /* A's first PSN (setup_type) */
+
+/* A's ACK timeout, changed in RTS as an RTS to RTS modify does. */
+static void set_timeout(uint8_t timeout)
+{
+	struct ibv_qp_attr attr = {.timeout = timeout};
+
+	droce_tqp_modify(&a.tqp, &attr, IBV_QP_TIMEOUT, IBV_QPS_RTS);
+}
+
+static struct ibv_wc write_mib(uint64_t id)
+{
+	fill(a.buf, MIB, 3);
+	cr_assert_eq(post_wr(&a, id,
+			     &(struct wr_args){.op = IBV_WR_RDMA_WRITE,
+					       .len = MIB,
+					       .flags = IBV_SEND_SIGNALED}),
+		     0);
+	settle();
+	return wc_of(&a, id);
+}
+
+Test(transport_rc_progress, write_longer_than_the_ack_timeout_completes)
+{
+	struct ibv_wc wc;
+
+	/* 1024 packets of 5 us each take 5 ms; the ACK timeout is 4.096 us * 2^8 = 1 ms */
+	set_timeout(8);
+	ns_per_frame = 5000;
+	wc = write_mib(1);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_expect(memcmp(b.buf, a.buf, MIB) == 0, "bytes");
+}
+
+Test(transport_rc_progress, write_longer_than_the_ack_timeout_is_never_resent)
+{
+	set_timeout(8);
+	ns_per_frame = 5000;
+	write_mib(1);
+	cr_expect_eq(a.tqp.stats.local_ack_timeout_err, 0, "mid-message ACKs restart the timer");
+	cr_expect_eq(a.frames, 1024, "no packet sent twice");
+}
+
+Test(transport_rc_progress, timeout_resends_only_what_was_not_acknowledged)
+{
+	/* the last packet is lost: the ACK of packet 959 (AckReq every 64) covers 0..959 */
+	target = 1023;
+	fault = drop_a_nth;
+	send_and_check(MIB, 1);
+	cr_expect_eq(a.tqp.stats.local_ack_timeout_err, 1);
+	cr_expect_eq(a.frames, 1024 + 64, "packets 960..1023 sent again, not the whole message");
+}
+
+static uint32_t acked_psns[64];
+static unsigned int nacks;
+
+/* A's 6th frame twice; B's ACKs recorded. */
+static enum fault dup_a_5_record_acks(const struct side *from, const struct droce_pkt *pkt,
+				      unsigned int n)
+{
+	if (from == &a)
+		return n == 5 ? DUP : PASS;
+	if (pkt->opcode == DROCE_OP_RC_ACK && nacks < 64)
+		acked_psns[nacks++] = pkt->psn;
+	return PASS;
+}
+
+Test(transport_rc_progress, duplicate_without_ackreq_is_acknowledged_again)
+{
+	bool found = false;
+
+	/* packet 5 of 70 is a MIDDLE without AckReq; its duplicate is ACKed all the same
+	 * (C9-105), with the PSN of the last packet received in order */
+	fault = dup_a_5_record_acks;
+	send_and_check(70 * PMTU, 1);
+	cr_expect_eq(b.tqp.stats.duplicate_request, 1);
+	for (unsigned int i = 0; i < nacks; i++)
+		found |= acked_psns[i] == ((A_PSN + 5) & DROCE_PSN_MASK);
+	cr_expect(found, "an ACK for PSN %#x among B's %u ACKs", (A_PSN + 5) & DROCE_PSN_MASK,
+		  nacks);
+}
+
+/* ------------------------------------------------------------ keys gone mid-message */
+
+static bool deregistered;
+
+/* B's MR is deregistered once the first half of the message was delivered. */
+static enum fault dereg_b_at_a_40(const struct side *from, const struct droce_pkt *pkt,
+				  unsigned int n)
+{
+	(void)pkt;
+	if (from == &a && n == 40 && !deregistered) {
+		cr_assert_eq(ibv_dereg_mr(b.mr), 0);
+		deregistered = true;
+	}
+	return PASS;
+}
+
+Test(transport_rc_progress, write_into_an_mr_deregistered_mid_message)
+{
+	struct ibv_wc wc;
+	static uint8_t zero[32 * PMTU];
+
+	/* 64 packets; A sends 32 a pass, so packets 0..31 are placed before the dereg */
+	fill(a.buf, 64 * PMTU, 5);
+	fault = dereg_b_at_a_40;
+	cr_assert_eq(post_wr(&a, 1,
+			     &(struct wr_args){.op = IBV_WR_RDMA_WRITE,
+					       .len = 64 * PMTU,
+					       .flags = IBV_SEND_SIGNALED}),
+		     0);
+	settle();
+	wc = wc_of(&a, 1);
+	cr_expect_eq(wc.status, IBV_WC_REM_ACCESS_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(b.tqp.state, IBV_QPS_ERR, "the responder's QP in Error");
+	cr_expect(memcmp(b.buf, a.buf, 32 * PMTU) == 0, "what came before the dereg landed");
+	cr_expect(memcmp(b.buf + 32 * PMTU, zero, sizeof(zero)) == 0,
+		  "nothing landed after the dereg");
+}
+
+/* B's MR is deregistered after B sent the 41st response packet. */
+static enum fault dereg_b_at_b_40(const struct side *from, const struct droce_pkt *pkt,
+				  unsigned int n)
+{
+	(void)pkt;
+	if (from == &b && n == 40 && !deregistered) {
+		cr_assert_eq(ibv_dereg_mr(b.mr), 0);
+		deregistered = true;
+	}
+	return PASS;
+}
+
+Test(transport_rc_progress, read_from_an_mr_deregistered_mid_response)
+{
+	struct ibv_wc wc;
+
+	fill(b.buf, 64 * PMTU, 6);
+	fault = dereg_b_at_b_40;
+	cr_assert_eq(post_wr(&a, 1,
+			     &(struct wr_args){.op = IBV_WR_RDMA_READ,
+					       .len = 64 * PMTU,
+					       .flags = IBV_SEND_SIGNALED}),
+		     0);
+	settle();
+	wc = wc_of(&a, 1);
+	cr_expect_eq(wc.status, IBV_WC_REM_ACCESS_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(b.tqp.state, IBV_QPS_ERR, "the responder's QP in Error");
+	cr_expect_eq(b.frames, 41 + 1, "41 response packets, then a NAK instead of the 42nd");
+}
