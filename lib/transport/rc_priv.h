@@ -45,9 +45,7 @@ struct rc_res {
 	uint32_t kind; /**< 0 free, DROCE_OPM_READ or DROCE_OPM_ATOMIC */
 	bool pending;  /**< response packets left to send */
 	uint32_t first_psn, last_psn;
-	uint32_t next_psn;  /**< READ: next response packet */
-	uint32_t start_psn; /**< READ: first packet of the response being sent (a replay starts
-			       later) */
+	uint32_t next_psn; /**< READ: next response packet */
 	uint32_t msn;
 	uint32_t len;
 	uint32_t rkey; /**< READ: source key, checked again for every response packet */

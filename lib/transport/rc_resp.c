@@ -302,7 +302,6 @@ static int do_read(const struct droce_transport_env *env, struct droce_tqp *q,
 	r->first_psn = pkt->psn;
 	r->last_psn = rc_psn_add(pkt->psn, n - 1);
 	r->next_psn = pkt->psn;
-	r->start_psn = pkt->psn;
 	r->msn = rc->msn;
 	r->len = f->reth.len;
 	r->rkey = f->reth.rkey;
@@ -345,7 +344,6 @@ static int do_atomic(const struct droce_transport_env *env, struct droce_tqp *q,
 	r->first_psn = pkt->psn;
 	r->last_psn = pkt->psn;
 	r->next_psn = pkt->psn;
-	r->start_psn = pkt->psn;
 	r->msn = rc->msn;
 	r->orig = orig;
 	q->rq_psn = rc_psn_add(pkt->psn, 1);
@@ -369,7 +367,6 @@ static void duplicate(struct droce_tqp *q, const struct droce_pkt *pkt)
 				continue;
 			/* replayed from the resource, never executed again */
 			r->next_psn = pkt->psn;
-			r->start_psn = pkt->psn;
 			r->pending = true;
 			/* a replayed READ response carries the responder's current MSN, as any
 			 * AETH does: the count of messages completed so far (Linux rxe too) */
@@ -528,7 +525,13 @@ static int res_send_one(const struct droce_transport_env *env, struct droce_tqp 
 		f.opcode = DROCE_OP_RC_ATOMIC_ACK;
 		f.atmack_orig = r->orig;
 	} else {
-		bool first = r->next_psn == r->start_psn, last = r->next_psn == r->last_psn;
+		/*
+		 * Each packet is named by its place in the whole response, a replay from the
+		 * middle included (MIDDLE... LAST, as Linux rxe answers): a requester that
+		 * holds part of the response accepts nothing else there (rxe fails the READ on
+		 * a FIRST whose PSN is not the READ's first).
+		 */
+		bool first = r->next_psn == r->first_psn, last = r->next_psn == r->last_psn;
 
 		k = (r->next_psn - r->first_psn) & DROCE_PSN_MASK;
 		off = k * pmtu;

@@ -159,3 +159,50 @@ Test(transport_rc_progress, read_from_an_mr_deregistered_mid_response)
 	cr_expect_eq(b.tqp.state, IBV_QPS_ERR, "the responder's QP in Error");
 	cr_expect_eq(b.frames, 41 + 1, "41 response packets, then a NAK instead of the 42nd");
 }
+
+/* ------------------------------------------------------------ READ re-requested from inside */
+
+static struct {
+	uint8_t opcode;
+	uint32_t psn;
+} b_frames[64];
+static unsigned int nb;
+
+/* B's 4th READ response packet lost; B's frames recorded. */
+static enum fault drop_b_3_record(const struct side *from, const struct droce_pkt *pkt,
+				  unsigned int n)
+{
+	if (from != &b)
+		return PASS;
+	if (nb < 64) {
+		b_frames[nb].opcode = pkt->opcode;
+		b_frames[nb].psn = pkt->psn;
+		nb++;
+	}
+	return n == 3 ? DROP : PASS;
+}
+
+Test(transport_rc_progress, read_answered_from_inside_continues_the_response)
+{
+	uint32_t psn3 = (A_PSN + 3) & DROCE_PSN_MASK;
+	unsigned int i;
+
+	fill(b.buf, 8 * PMTU, 8);
+	fault = drop_b_3_record;
+	cr_assert_eq(post_wr(&a, 1,
+			     &(struct wr_args){.op = IBV_WR_RDMA_READ,
+					       .len = 8 * PMTU,
+					       .flags = IBV_SEND_SIGNALED}),
+		     0);
+	settle();
+	cr_expect_eq(wc_of(&a, 1).status, IBV_WC_SUCCESS);
+	cr_expect(memcmp(a.buf, b.buf, 8 * PMTU) == 0, "bytes");
+	/* the frames after the first 8: the answer to the request from packet 3 */
+	for (i = 8; i < nb && b_frames[i].psn != psn3; i++)
+		;
+	cr_assert_lt(i, nb, "packet 3 sent again");
+	cr_expect_eq(b_frames[i].opcode, DROCE_OP_RC_READ_RESP_MIDDLE,
+		     "the replay from packet 3 is a MIDDLE, not a FIRST (opcode %#x)",
+		     b_frames[i].opcode);
+	cr_expect_eq(b_frames[nb - 1].opcode, DROCE_OP_RC_READ_RESP_LAST, "and ends with a LAST");
+}
