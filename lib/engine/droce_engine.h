@@ -175,6 +175,9 @@ struct droce_engine_port_stats {
 	uint64_t rx_pkts;    /**< frames received */
 	uint64_t tx_pkts;    /**< frames the device took */
 	uint64_t tx_dropped; /**< frames the device refused */
+	/** frames to the port's own MAC, looped back without reaching the device */
+	uint64_t loopback_pkts;
+	uint64_t loopback_dropped; /**< looped frames dropped: the loopback ring was full */
 	/* the fault injector on the TX path, when configured (else all 0) */
 	bool fault;                /**< an injector runs on the port */
 	uint64_t fault_offered;    /**< frames offered to it */

@@ -231,6 +231,9 @@ static void engine_teardown(struct engine *e)
 
 	for (i = 0; i < e->n_ports; i++) {
 		engine_fault_drain(&e->ports[i]);
+		while (e->ports[i].loop_head != e->ports[i].loop_tail)
+			rte_pktmbuf_free(
+				e->ports[i].loop[e->ports[i].loop_head++ & (ENGINE_LOOP_RING - 1)]);
 		droce_neigh_free(e->ports[i].neigh);
 		droce_port_close(&e->ports[i].port);
 	}
@@ -394,6 +397,8 @@ int droce_engine_port_stats(const char *name, struct droce_engine_port_stats *st
 		st->rx_pkts = p->port.qstats[0].rx_pkts;
 		st->tx_pkts = p->port.qstats[0].tx_pkts;
 		st->tx_dropped = p->port.qstats[0].tx_dropped;
+		st->loopback_pkts = p->loop_pkts;
+		st->loopback_dropped = p->loop_dropped;
 		if (p->fault != NULL) {
 			struct droce_fault_stats fs;
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_ether.h>
 #include <rte_pause.h>
 
 #include "droce_wire_mbuf.h"
@@ -36,12 +37,32 @@ void engine_port_tx(struct engine_port *p, struct rte_mbuf *m)
 	droce_port_tx(&p->port, 0, m);
 }
 
+/* A frame for the port itself goes round the loopback ring, not onto the wire. */
+static bool loop_frame(struct engine_port *p, struct rte_mbuf *m)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+
+	if (likely(!rte_is_same_ether_addr(&eth->dst_addr, &p->port.mac)))
+		return false;
+	if (p->loop_tail - p->loop_head == ENGINE_LOOP_RING) {
+		/* as a full wire would: RC resends it, UD/UC lose it */
+		p->loop_dropped++;
+		rte_pktmbuf_free(m);
+		return true;
+	}
+	p->loop[p->loop_tail++ & (ENGINE_LOOP_RING - 1)] = m;
+	p->loop_pkts++;
+	return true;
+}
+
 static void env_tx(void *arg, struct rte_mbuf *m)
 {
 	struct engine_port *p = arg;
 
-	engine_port_tx(p, m);
 	droce_engine.stats.tx_pkts++;
+	if (loop_frame(p, m))
+		return;
+	engine_port_tx(p, m);
 }
 
 static int env_neigh(void *arg, const uint8_t ip[16], uint8_t mac[6])
@@ -130,40 +151,50 @@ static void rx_other(struct engine *e, struct engine_port *p, struct rte_mbuf *m
 	rte_pktmbuf_free(m);
 }
 
+/* One received frame: parsed and checked, then to its QP or the neighbour table. */
+static void rx_one(struct engine *e, struct engine_port *p, const struct droce_parse_cfg *cfg,
+		   struct rte_mbuf *m, uint64_t now)
+{
+	struct droce_pkt pkt;
+	struct engine_qp *q;
+	enum droce_parse_status st = droce_parse_mbuf(m, cfg, &pkt);
+
+	if (st == DROCE_PARSE_NOT_ROCE) {
+		rx_other(e, p, m, now);
+		return;
+	}
+	if (st != DROCE_PARSE_OK) {
+		e->stats.parse_errors[st]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	q = engine_qp_find(e, pkt.qpn);
+	if (q == NULL || q->port != p) {
+		e->stats.rx_no_qp++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	droce_tqp_recv(&p->env, &q->tqp, m, &pkt);
+}
+
 static unsigned int rx_port(struct engine *e, struct engine_port *p, uint64_t now)
 {
 	struct droce_parse_cfg cfg = DROCE_PARSE_CFG_DEFAULT;
 	struct rte_mbuf *pkts[DROCE_PORT_BURST];
 	uint16_t n = droce_port_rx(&p->port, 0, pkts, DROCE_PORT_BURST), i;
+	uint32_t looped = 0;
 
 	cfg.max_payload = (uint16_t)p->addr.mtu_bytes;
 	e->stats.rx_pkts += n;
 	for (i = 0; i < n; i++) {
-		struct droce_pkt pkt;
-		struct engine_qp *q;
-		enum droce_parse_status st;
-
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		st = droce_parse_mbuf(pkts[i], &cfg, &pkt);
-		if (st == DROCE_PARSE_NOT_ROCE) {
-			rx_other(e, p, pkts[i], now);
-			continue;
-		}
-		if (st != DROCE_PARSE_OK) {
-			e->stats.parse_errors[st]++;
-			rte_pktmbuf_free(pkts[i]);
-			continue;
-		}
-		q = engine_qp_find(e, pkt.qpn);
-		if (q == NULL || q->port != p) {
-			e->stats.rx_no_qp++;
-			rte_pktmbuf_free(pkts[i]);
-			continue;
-		}
-		droce_tqp_recv(&p->env, &q->tqp, pkts[i], &pkt);
+		rx_one(e, p, &cfg, pkts[i], now);
 	}
-	return n;
+	/* the loopback ring: what was queued before this pass, what it queues waits */
+	for (uint32_t end = p->loop_tail; p->loop_head != end; looped++)
+		rx_one(e, p, &cfg, p->loop[p->loop_head++ & (ENGINE_LOOP_RING - 1)], now);
+	return n + looped;
 }
 
 /* ---- neighbour requests */

@@ -18,6 +18,9 @@
 #define ENGINE_SRQS_MAX 4096
 #define ENGINE_AHS_MAX  65536
 
+/** Frames a port's local loopback holds at most (a power of two). */
+#define ENGINE_LOOP_RING 1024
+
 /** One port run by the engine. */
 struct engine_port {
 	struct droce_engine_port_conf conf;
@@ -30,6 +33,14 @@ struct engine_port {
 	struct droce_fault *fault;
 	uint16_t fault_n; /* frames waiting in fault_in for the injector */
 	struct rte_mbuf *fault_in[DROCE_PORT_BURST];
+	/*
+	 * Local loopback: frames the transport addresses to the port's own MAC (a QP talking
+	 * to another QP of the same port) never reach the wire; they wait here for the next
+	 * RX pass. Written and read by the port's lcore only; free-running indices.
+	 */
+	uint32_t loop_head, loop_tail;
+	uint64_t loop_pkts, loop_dropped;
+	struct rte_mbuf *loop[ENGINE_LOOP_RING];
 };
 
 /* Hold queue of a port's injector: reordered and delayed frames. */
