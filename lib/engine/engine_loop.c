@@ -94,6 +94,13 @@ static void env_qp_error(void *arg, void *qp, enum ibv_qp_state state, enum ibv_
 	droce_engine.hooks.qp_error(qp, state, ev);
 }
 
+static void env_sq_drained(void *arg, void *qp, bool notify)
+{
+	(void)arg;
+	if (droce_engine.hooks.sq_drained != NULL)
+		droce_engine.hooks.sq_drained(qp, notify);
+}
+
 static void env_srq_limit(void *arg, void *srq, uint32_t left)
 {
 	(void)arg;
@@ -116,6 +123,7 @@ void engine_env_init(struct engine *e, struct engine_port *p)
 		.neigh = env_neigh,
 		.cq_notify = env_cq_notify,
 		.qp_error = env_qp_error,
+		.sq_drained = env_sq_drained,
 		.srq_limit = env_srq_limit,
 		.ah = env_ah,
 		.arg = p,

@@ -71,6 +71,12 @@ struct droce_transport_env {
 	/** the QP moved to SQE/ERR by itself: tell the verbs layer (and raise @p event) */
 	void (*qp_error)(void *arg, void *qp_user, enum ibv_qp_state state,
 			 enum ibv_event_type event);
+	/**
+	 * The QP in SQD has drained its send queue (every message it had begun is sent and,
+	 * on RC, acknowledged): tell the verbs layer, raising IBV_EVENT_SQ_DRAINED when
+	 * @p notify (the modify to SQD asked for it). Optional (NULL: nobody is told).
+	 */
+	void (*sq_drained)(void *arg, void *qp_user, bool notify);
 	/** an SRQ WQE was taken: check the SRQ limit with the WQEs left */
 	void (*srq_limit)(void *arg, void *srq_user, uint32_t left);
 	/** address handles by id (UD work requests carry the id) */
@@ -145,6 +151,9 @@ struct droce_tqp {
 	uint8_t max_rd_atomic;      /**< READ/atomics outstanding as requester (RC) */
 	uint8_t max_dest_rd_atomic; /**< responder resources (RC) */
 	struct droce_rc *rc;        /**< RC/UC transport state (rc_priv.h) */
+	/* SQD: the send queue drains, then the SQ_DRAINED event */
+	bool sqd_notify;  /**< raise the event once drained (en_sqd_async_notify) */
+	bool sqd_drained; /**< reported since the QP entered SQD */
 	/* UD send waiting for its destination's MAC */
 	uint32_t neigh_tries;
 	uint32_t neigh_since; /**< when the wait began (us) */

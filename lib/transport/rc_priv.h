@@ -137,6 +137,7 @@ int droce_rc_send_ack(const struct droce_transport_env *env, struct droce_tqp *q
 /* rc_req.c */
 int droce_rc_req_send(const struct droce_transport_env *env, struct droce_tqp *q, int budget);
 void droce_rc_go_back(struct droce_tqp *q, uint32_t psn);
+bool droce_rc_sq_drained(const struct droce_tqp *q);
 
 /* rc_resp.c */
 int droce_rc_resp_recv(const struct droce_transport_env *env, struct droce_tqp *q,

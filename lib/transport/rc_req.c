@@ -290,12 +290,15 @@ int droce_rc_req_send(const struct droce_transport_env *env, struct droce_tqp *q
 		return err;
 	}
 	while (sent < budget && rc->cur != rc->req_idx && !rc->rnr_wait &&
-	       q->state == IBV_QPS_RTS) {
+	       (q->state == IBV_QPS_RTS || q->state == IBV_QPS_SQD)) {
 		struct rc_wqe *w = rc_wqe_at(rc, rc->cur);
 		bool rd = op_is_rd_atomic(w->hdr->op);
 
 		if (w->failed)
 			break; /* the completer finishes it once everything before is done */
+		/* SQD: finish (and retry) what was begun, start nothing new */
+		if (q->state == IBV_QPS_SQD && !w->sent)
+			break;
 		/* FENCE: wait for the READs and atomics before it to complete */
 		if ((w->hdr->flags & DROCE_WQE_FENCE) && !w->sent && rc->rd_out > 0)
 			break;
@@ -333,7 +336,17 @@ int droce_rc_req_send(const struct droce_transport_env *env, struct droce_tqp *q
 		}
 	}
 	droce_rc_comp_advance(env, q);
-	if (q->type == IBV_QPT_RC && q->state == IBV_QPS_RTS)
+	if (q->type == IBV_QPT_RC && (q->state == IBV_QPS_RTS || q->state == IBV_QPS_SQD))
 		droce_rc_timer_update(env, q);
 	return sent;
+}
+
+/* SQD: no message half sent and, on RC, every PSN sent acknowledged. */
+bool droce_rc_sq_drained(const struct droce_tqp *q)
+{
+	struct droce_rc *rc = q->rc;
+
+	if (rc->cur != rc->req_idx && rc_wqe_at(rc, rc->cur)->sent)
+		return false;
+	return q->type != IBV_QPT_RC || rc->una == rc->sent_hi;
 }

@@ -98,6 +98,13 @@ void droce_tqp_modify(struct droce_tqp *q, const struct ibv_qp_attr *a, int mask
 		q->neigh_tries = 0;
 		memset(&q->stats, 0, sizeof(q->stats));
 	}
+	/* into SQD: drain, then report it, with the event when asked; SQD -> SQD reports the
+	 * drained queue again (the verbs layer's sq_draining follows each modify), no event */
+	if (state == IBV_QPS_SQD) {
+		q->sqd_notify = q->state != IBV_QPS_SQD && (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY) &&
+				a->en_sqd_async_notify;
+		q->sqd_drained = false;
+	}
 	if (q->rc != NULL) {
 		enum ibv_qp_state old = q->state;
 
@@ -218,6 +225,13 @@ int droce_tqp_flush_rq(const struct droce_transport_env *env, struct droce_tqp *
 	return n;
 }
 
+static void sq_drained(const struct droce_transport_env *env, struct droce_tqp *q)
+{
+	q->sqd_drained = true;
+	if (env->sq_drained != NULL)
+		env->sq_drained(env->arg, q->user, q->sqd_notify);
+}
+
 int droce_tqp_send(const struct droce_transport_env *env, struct droce_tqp *q, uint32_t now_us,
 		   int budget)
 {
@@ -227,8 +241,15 @@ int droce_tqp_send(const struct droce_transport_env *env, struct droce_tqp *q, u
 		q->rc->env = env;
 		switch (q->state) {
 		case IBV_QPS_RTR:
-		case IBV_QPS_SQD:
 			return droce_rc_resp_send(env, q, budget);
+		case IBV_QPS_SQD:
+			/* the messages begun before SQD still go out (and are retried) */
+			n = droce_rc_resp_send(env, q, budget);
+			if (q->state == IBV_QPS_SQD)
+				n += droce_rc_req_send(env, q, budget);
+			if (q->state == IBV_QPS_SQD && !q->sqd_drained && droce_rc_sq_drained(q))
+				sq_drained(env, q);
+			return n;
 		case IBV_QPS_RTS:
 			n = droce_rc_resp_send(env, q, budget);
 			if (q->state == IBV_QPS_RTS)
@@ -248,8 +269,13 @@ int droce_tqp_send(const struct droce_transport_env *env, struct droce_tqp *q, u
 
 		return n + droce_tqp_flush_rq(env, q, budget);
 	}
+	case IBV_QPS_SQD:
+		/* UD: a WQE is done once sent, so nothing is ever half sent; SQD holds the rest */
+		if (!q->sqd_drained)
+			sq_drained(env, q);
+		return 0;
 	default:
-		return 0; /* SQD holds its WQEs; RESET/INIT/RTR take none */
+		return 0; /* RESET/INIT/RTR take none */
 	}
 	if (q->type == IBV_QPT_UD)
 		return droce_ud_send(env, q, now_us, budget);

@@ -76,6 +76,12 @@ enum ibv_qp_state droce_engine_qp_state(struct ibv_qp *qp);
 int droce_engine_qp_error(struct ibv_qp *qp, enum ibv_qp_state state, enum ibv_event_type event);
 
 /**
+ * The QP in SQD has drained its send queue: ibv_query_qp() stops reporting sq_draining, and
+ * with @p notify the IBV_EVENT_SQ_DRAINED async event is raised. 0 or -errno.
+ */
+int droce_engine_qp_drained(struct ibv_qp *qp, bool notify);
+
+/**
  * After CQEs were published on @p cq: if the CQ is armed (for any completion,
  * or for solicited ones and @p solicited is true), disarm it and signal its
  * completion channel. Returns 1 when signalled, 0 when not armed, -errno.

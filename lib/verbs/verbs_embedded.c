@@ -28,6 +28,11 @@ static int hook_qp(struct ibv_qp *qp, enum ibv_qp_state state, enum ibv_event_ty
 	return droce_engine_qp_error(qp, state, event);
 }
 
+static int hook_drained(struct ibv_qp *qp, bool notify)
+{
+	return droce_engine_qp_drained(qp, notify);
+}
+
 static int hook_srq(struct ibv_srq *srq, uint32_t left)
 {
 	return droce_engine_srq_check_limit(srq, left);
@@ -50,8 +55,10 @@ static void port_conf(const struct droce_port_cfg *c, struct droce_engine_port_c
 
 void droce_embedded_start(struct droce_device *const *devs, int n)
 {
-	struct droce_engine_hooks hooks = {
-		.cq_notify = hook_cq, .qp_error = hook_qp, .srq_limit = hook_srq};
+	struct droce_engine_hooks hooks = {.cq_notify = hook_cq,
+					   .qp_error = hook_qp,
+					   .srq_limit = hook_srq,
+					   .sq_drained = hook_drained};
 	struct droce_engine_conf *conf;
 	struct droce_mr_table *keys;
 	int i, rc;

@@ -89,6 +89,22 @@ int droce_engine_qp_error(struct ibv_qp *ibqp, enum ibv_qp_state state, enum ibv
 	return 0;
 }
 
+int droce_engine_qp_drained(struct ibv_qp *ibqp, bool notify)
+{
+	struct droce_qp *qp = to_dqp(ibqp);
+	uint32_t gen = __atomic_load_n(&qp->ctl->gen, __ATOMIC_ACQUIRE);
+
+	/* pairs with the acquire load in ibv_query_qp(): sq_draining ends */
+	__atomic_store_n(&qp->ctl->drained_gen, gen, __ATOMIC_RELEASE);
+	if (notify) {
+		struct ibv_async_event ev = {.element.qp = ibqp,
+					     .event_type = IBV_EVENT_SQ_DRAINED};
+
+		return droce_async_push(ibqp->context, &ev);
+	}
+	return 0;
+}
+
 int droce_engine_cq_notify(struct ibv_cq *ibcq, bool solicited)
 {
 	struct droce_cq *cq = to_dcq(ibcq);

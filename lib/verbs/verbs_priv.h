@@ -266,9 +266,10 @@ struct droce_qp_ctl {
 	uint32_t state; /**< enum ibv_qp_state, control path */
 	uint32_t gen;   /**< control path: bumped by every modify */
 	uint8_t pad0[56];
-	uint32_t err_state; /**< engine: IBV_QPS_SQE or IBV_QPS_ERR */
-	uint32_t err_gen;   /**< engine: the gen err_state belongs to */
-	uint8_t pad1[56];
+	uint32_t err_state;   /**< engine: IBV_QPS_SQE or IBV_QPS_ERR */
+	uint32_t err_gen;     /**< engine: the gen err_state belongs to */
+	uint32_t drained_gen; /**< engine: the gen whose SQD drained the send queue */
+	uint8_t pad1[52];
 };
 
 struct droce_srq;

@@ -331,6 +331,10 @@ int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
 	*attr = qp->attr;
 	attr->qp_state = droce_qp_state(qp);
 	attr->cur_qp_state = attr->qp_state;
+	/* draining from the modify to SQD until the engine reports the send queue empty */
+	attr->sq_draining =
+		attr->qp_state == IBV_QPS_SQD &&
+		__atomic_load_n(&qp->ctl->drained_gen, __ATOMIC_ACQUIRE) != qp->ctl->gen;
 	/* libibverbs keeps qp->state current on query too: the engine may have moved it */
 	if (attr_mask & IBV_QP_STATE)
 		ibqp->state = attr->qp_state;

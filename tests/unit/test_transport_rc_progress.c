@@ -206,3 +206,39 @@ Test(transport_rc_progress, read_answered_from_inside_continues_the_response)
 		     b_frames[i].opcode);
 	cr_expect_eq(b_frames[nb - 1].opcode, DROCE_OP_RC_READ_RESP_LAST, "and ends with a LAST");
 }
+
+/* ------------------------------------------------------------ SQD */
+
+Test(transport_rc_progress, sqd_finishes_the_message_begun_and_holds_the_next)
+{
+	struct ibv_qp_attr sqd = {.en_sqd_async_notify = 1}, rts = {0};
+	struct ibv_wc wc;
+
+	fill(a.buf, 64 * PMTU, 10);
+	post_recv(&b, 50, MIB, 4096);
+	cr_assert_eq(post_wr(&a, 1,
+			     &(struct wr_args){.op = IBV_WR_RDMA_WRITE,
+					       .len = 64 * PMTU,
+					       .flags = IBV_SEND_SIGNALED}),
+		     0);
+	cr_assert_eq(post_wr(&a, 2,
+			     &(struct wr_args){.op = IBV_WR_SEND,
+					       .off = MIB,
+					       .len = 100,
+					       .flags = IBV_SEND_SIGNALED}),
+		     0);
+	/* 8 of the WRITE's 64 packets leave, then the QP goes to SQD */
+	cr_assert_eq(droce_tqp_send(&a.env, &a.tqp, 0, 8), 8);
+	droce_tqp_modify(&a.tqp, &sqd, IBV_QP_EN_SQD_ASYNC_NOTIFY, IBV_QPS_SQD);
+	settle();
+	cr_expect(a.tqp.sqd_drained, "drained once the WRITE is acknowledged");
+	cr_expect(a.tqp.sqd_notify, "with the event asked for");
+	wc = wc_of(&a, 1);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_expect(memcmp(b.buf, a.buf, 64 * PMTU) == 0, "the WRITE begun before SQD finished");
+	cr_expect_eq(a.frames, 64, "nothing of the SEND left in SQD");
+	droce_tqp_modify(&a.tqp, &rts, 0, IBV_QPS_RTS);
+	settle();
+	cr_expect_eq(wc_of(&a, 2).status, IBV_WC_SUCCESS);
+	cr_expect_eq(wc_of(&b, 50).byte_len, 100, "SQD -> RTS sent the SEND");
+}
