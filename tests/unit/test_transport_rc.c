@@ -810,9 +810,8 @@ Test(transport_rc, lost_middle_packet_nak_and_go_back)
 	target = 4;
 	fault = drop_a_nth;
 	send_and_check(10 * PMTU, 1);
-	cr_expect_eq(b.tqp.stats.packet_seq_err, 1, "one NAK per gap");
-	cr_expect_eq(b.tqp.stats.out_of_sequence, 5);
-	cr_expect_eq(a.tqp.stats.rcvd_seq_err, 1);
+	cr_expect_eq(b.tqp.stats.out_of_sequence, 1, "one NAK per gap");
+	cr_expect_eq(a.tqp.stats.packet_seq_err, 1);
 	cr_expect_eq(a.frames, 10 + 6, "packets 4..9 sent again");
 }
 
@@ -830,7 +829,7 @@ Test(transport_rc, reordered_packets_recovered)
 	fault = hold_a_nth;
 	send_and_check(5 * PMTU, 1);
 	cr_expect_geq(b.tqp.stats.out_of_sequence, 1);
-	cr_expect_geq(a.tqp.stats.rcvd_seq_err, 1);
+	cr_expect_geq(a.tqp.stats.packet_seq_err, 1);
 }
 
 Test(transport_rc, lost_last_packet_retransmitted_on_timeout)
@@ -903,7 +902,7 @@ Test(transport_rc, rnr_nak_then_retry)
 		     0);
 	pump();
 	cr_expect_eq(b.tqp.stats.send_rnr_err, 1);
-	cr_expect_eq(a.tqp.stats.rcvd_rnr_err, 1);
+	cr_expect_eq(a.tqp.stats.rnr_nak_retry_err, 1);
 	cr_expect_eq(ibv_poll_cq(a.cq, 1, &wc), 0, "waiting for the RNR timer");
 	post_recv(&b, 10, 0, 64);
 	settle();
@@ -924,8 +923,8 @@ Test(transport_rc, rnr_retry_exceeded)
 	settle();
 	wc = wc_of(&a, 1);
 	cr_expect_eq(wc.status, IBV_WC_RNR_RETRY_EXC_ERR);
-	cr_expect_eq(a.tqp.stats.rcvd_rnr_err, 3);
-	cr_expect_eq(a.tqp.stats.rnr_nak_retry_err, 1);
+	cr_expect_eq(a.tqp.stats.rnr_nak_retry_err, 2, "three RNR NAKs, two retried");
+	cr_expect_eq(a.tqp.stats.req_rnr_retries_exceeded, 1);
 	cr_expect_eq(droce_engine_qp_state(a.qp), IBV_QPS_ERR);
 	pump();
 	wc = wc_of(&a, 2);
@@ -956,7 +955,7 @@ Test(transport_rc, lost_rnr_naks_do_not_add_up_to_retry_exceeded)
 		     0);
 	settle(); /* bounded: RNR goes on for ever */
 	cr_expect_geq(a.tqp.stats.local_ack_timeout_err, 4, "several RNR NAKs were lost");
-	cr_expect_eq(a.tqp.stats.retry_exceeded_err, 0);
+	cr_expect_eq(a.tqp.stats.req_transport_retries_exceeded, 0);
 	cr_expect_eq(ibv_poll_cq(a.cq, 1, &wc), 0, "still waiting for a receive");
 	fault = NULL;
 	post_recv(&b, 10, 0, 64);
@@ -978,8 +977,8 @@ Test(transport_rc, retry_exceeded)
 	settle();
 	wc = wc_of(&a, 1);
 	cr_expect_eq(wc.status, IBV_WC_RETRY_EXC_ERR);
-	cr_expect_eq(a.tqp.stats.local_ack_timeout_err, 3);
-	cr_expect_eq(a.tqp.stats.retry_exceeded_err, 1);
+	cr_expect_eq(a.tqp.stats.local_ack_timeout_err, 2, "three expiries, two retried");
+	cr_expect_eq(a.tqp.stats.req_transport_retries_exceeded, 1);
 	cr_expect_eq(a.frames, 3, "sent once and retried twice");
 	cr_expect_eq(droce_engine_qp_state(a.qp), IBV_QPS_ERR);
 }
@@ -1449,7 +1448,7 @@ Test(transport_uc, write_with_imm_without_receive_drops)
 		     0);
 	pump();
 	cr_expect_eq(wc_of(&a, 1).status, IBV_WC_SUCCESS);
-	cr_expect_eq(b.tqp.stats.uc_msg_drop, 1);
+	cr_expect_eq(b.tqp.stats.out_of_buffer, 1);
 	cr_expect_eq(b.frames, 0, "no RNR NAK on UC");
 }
 
@@ -1464,7 +1463,8 @@ Test(transport_uc, no_receive_drops)
 		     0);
 	pump();
 	cr_expect_eq(wc_of(&a, 1).status, IBV_WC_SUCCESS);
-	cr_expect_eq(b.tqp.stats.uc_msg_drop, 2, "both packets dropped");
+	cr_expect_eq(b.tqp.stats.out_of_buffer, 1, "the message, at its first packet");
+	cr_expect_eq(b.tqp.stats.uc_msg_drop, 1, "its last packet, out of sequence");
 	cr_expect_eq(ibv_poll_cq(b.cq, 1, &wc), 0);
 }
 

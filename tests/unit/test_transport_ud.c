@@ -291,7 +291,7 @@ Test(transport_ud, no_receive_wqe_drops)
 {
 	cr_assert_eq(post_send_a(6, 16, QKEY, IBV_WR_SEND), 0);
 	droce_tqp_send(&env, &a.tqp, 0, 16);
-	cr_expect_eq(b.tqp.stats.rcvd_no_wqe, 1);
+	cr_expect_eq(b.tqp.stats.out_of_buffer, 1);
 }
 
 Test(transport_ud, short_receive_buffer_is_a_length_error)
