@@ -154,7 +154,20 @@ struct droce_engine_stats {
 	uint64_t tx_pkts;
 };
 
+/** Engine-wide counters (rx_not_roce, rx_no_qp and parse_errors: the sums over the ports). */
 void droce_engine_stats_get(struct droce_engine_stats *stats);
+
+struct droce_counter;
+
+/**
+ * The counters of the port named @p port, or of QP @p qpn, read on the engine
+ * lcore between two loop passes (include/droce_counters.h: droce_port_counters()
+ * and droce_qp_counters() are these for a verbs device and a verbs QP).
+ * @return the number of counters of the scope; -EINVAL; -ENODEV (engine not
+ *   running); -ENOENT (no such port or QP).
+ */
+int droce_engine_port_counters(const char *port, struct droce_counter *c, unsigned int n);
+int droce_engine_qp_counters(uint32_t qpn, struct droce_counter *c, unsigned int n);
 
 /**
  * Counters of one port, for tests and tools. Read while the lcore runs: each
