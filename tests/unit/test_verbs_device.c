@@ -891,5 +891,6 @@ Test(verbs_config, fault_drop_at)
 	refused("d:fault=drop_at:");
 	refused("d:fault=drop_at:5/1");
 	refused("d:fault=drop_at:1-x");
-	refused("d:fault=drop_at:0/1/2/3/4/5/6/7/8"); /* more ranges than DROCE_ENGINE_FAULT_AT_MAX */
+	/* more ranges than DROCE_ENGINE_FAULT_AT_MAX */
+	refused("d:fault=drop_at:0/1/2/3/4/5/6/7/8");
 }
