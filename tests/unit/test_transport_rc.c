@@ -892,6 +892,22 @@ Test(transport_rc, lost_atomic_ack_replayed_not_reexecuted)
 	cr_expect_eq(b.tqp.stats.duplicate_request, 1);
 }
 
+Test(transport_rc, wrong_pkey_dropped_and_counted)
+{
+	struct ibv_wc wc;
+
+	b.tqp.pkey = 0x1234; /* another partition than A's default one */
+	post_recv(&b, 10, 0, 64);
+	cr_assert_eq(post_wr(&a, 1,
+			     &(struct wr_args){
+				     .op = IBV_WR_SEND, .len = 10, .flags = IBV_SEND_SIGNALED}),
+		     0);
+	pump();
+	cr_expect_eq(b.tqp.stats.pkey_violations, 1);
+	cr_expect_eq(b.tqp.stats.rdma_recvs, 0);
+	cr_expect_eq(ibv_poll_cq(b.cq, 1, &wc), 0, "the receive WQE is still posted");
+}
+
 Test(transport_rc, rnr_nak_then_retry)
 {
 	struct ibv_wc wc;
