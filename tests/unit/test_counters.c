@@ -300,7 +300,7 @@ static void post_ud(struct end *x, struct ibv_ah *ah, uint32_t dqpn, uint64_t id
 	cr_assert_eq(ibv_post_send(x->qp, &wr, &bad), 0, "post_send: %s", strerror(errno));
 }
 
-/* One SEND of @p len from e0 into a receive of @p rlen at e1; both complete with @p st. */
+/* One SEND of @p len from e0 into a receive of @p rlen at e1, both successful; then quiet. */
 static void send_once(uint32_t len, uint32_t rlen)
 {
 	struct ibv_wc wc;
