@@ -25,6 +25,8 @@ extern "C" {
 #define DROCE_ENGINE_PORTS_MAX 16
 #define DROCE_ENGINE_ADDR_MAX  8
 #define DROCE_ENGINE_NAME_MAX  64
+/** Index ranges of droce_engine_fault_conf.drop_at. */
+#define DROCE_ENGINE_FAULT_AT_MAX 8
 
 /**
  * Faults the engine injects on a port's transmit path (lib/port/droce_fault.h,
@@ -44,6 +46,15 @@ struct droce_engine_fault_conf {
 	uint32_t reorder_max_us; /**< a reordered frame also leaves after this long (0: 100) */
 	uint32_t delay_us;       /**< 0: 100 */
 	uint64_t seed;           /**< the rules' generators derive from it (0 allowed) */
+	/**
+	 * Frames dropped by index besides @c drop: ranges first..last (ascending, not
+	 * overlapping) of indices counted from 0 over the frames the rules see (RoCEv2
+	 * frames only with @c roce_only). Exact faults for tests that count.
+	 */
+	struct {
+		uint64_t first, last;
+	} drop_at[DROCE_ENGINE_FAULT_AT_MAX];
+	unsigned int n_drop_at;
 };
 
 /** One port the engine runs. */
@@ -156,7 +167,20 @@ struct droce_engine_stats {
 	uint64_t tx_pkts;
 };
 
+/** Engine-wide counters (rx_not_roce, rx_no_qp and parse_errors: the sums over the ports). */
 void droce_engine_stats_get(struct droce_engine_stats *stats);
+
+struct droce_counter;
+
+/**
+ * The counters of the port named @p port, or of QP @p qpn, read on the engine
+ * lcore between two loop passes (include/droce_counters.h: droce_port_counters()
+ * and droce_qp_counters() are these for a verbs device and a verbs QP).
+ * @return the number of counters of the scope; -EINVAL; -ENODEV (engine not
+ *   running); -ENOENT (no such port or QP).
+ */
+int droce_engine_port_counters(const char *port, struct droce_counter *c, unsigned int n);
+int droce_engine_qp_counters(uint32_t qpn, struct droce_counter *c, unsigned int n);
 
 /**
  * Counters of one port, for tests and tools. Read while the lcore runs: each

@@ -138,6 +138,8 @@ static int port_start(struct engine *e, struct engine_port *p)
 	} else {
 		pc.device = p->conf.device;
 	}
+	memset(&p->rx, 0, sizeof(p->rx));
+	memset(&p->retired, 0, sizeof(p->retired));
 	rc = droce_port_open(&p->port, &pc);
 	if (rc != 0)
 		return rc;
@@ -421,6 +423,17 @@ int droce_engine_port_stats(const char *name, struct droce_engine_port_stats *st
 
 void droce_engine_stats_get(struct droce_engine_stats *stats)
 {
+	const struct engine *e = &droce_engine;
+
 	/* counters are written by the lcore only: a torn 64-bit read is not possible on x86-64 */
-	memcpy(stats, &droce_engine.stats, sizeof(*stats));
+	memcpy(stats, &e->stats, sizeof(*stats));
+	/* what the ports drop before any QP: the sums of the ports' own counters */
+	for (unsigned int i = 0; i < e->n_ports; i++) {
+		const struct engine_port_rx *rx = &e->ports[i].rx;
+
+		stats->rx_not_roce += rx->not_roce;
+		stats->rx_no_qp += rx->no_qp;
+		for (unsigned int r = 0; r < DROCE_PARSE_STATUS_COUNT; r++)
+			stats->parse_errors[r] += rx->parse[r];
+	}
 }

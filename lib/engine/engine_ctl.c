@@ -68,6 +68,7 @@ static void qp_remove(struct engine *e, uint32_t qpn)
 	if (e->qps[i] == NULL)
 		return;
 	list_del(e, e->qps[i]);
+	engine_counters_retire(e->qps[i]);
 	droce_tqp_fini(&e->qps[i]->port->env, &e->qps[i]->tqp);
 	free(e->qps[i]);
 	e->qps[i] = NULL;
@@ -187,6 +188,9 @@ static int apply(struct engine *e, struct engine_cmd *c)
 		q = engine_qp_find(e, c->id);
 		if (q == NULL)
 			return -ENOENT;
+		/* RESET zeroes the QP's counters: the port's sums keep what they held */
+		if (c->state == IBV_QPS_RESET)
+			engine_counters_retire(q);
 		droce_tqp_modify(&q->tqp, c->attr, c->mask, c->state);
 		/* the QP stayed in the Error state the engine had moved it to: the modify
 		 * bumped the verbs side's generation, so publish the error again */
@@ -208,6 +212,10 @@ static int apply(struct engine *e, struct engine_cmd *c)
 			return -EINVAL;
 		e->ahs[c->id].valid = false;
 		return 0;
+	case CMD_COUNTERS_PORT:
+		return engine_counters_port(e, c->name, c->ctrs, c->n);
+	case CMD_COUNTERS_QP:
+		return engine_counters_qp(e, c->id, c->ctrs, c->n);
 	default:
 		return -EINVAL;
 	}

@@ -48,6 +48,28 @@ static int rule_add(struct droce_fault *f, const struct droce_engine_fault_conf 
 	return rc < 0 ? rc : 0;
 }
 
+/* The drop rule by index (drop_at). 0 or -errno. */
+static int drop_at_add(struct droce_fault *f, const struct droce_engine_fault_conf *c)
+{
+	struct droce_fault_range ranges[DROCE_ENGINE_FAULT_AT_MAX];
+	struct droce_fault_rule r = {
+		.kind = DROCE_FAULT_DROP,
+		.match = c->roce_only ? DROCE_FAULT_MATCH_ROCE : 0,
+		.ranges = ranges,
+		.nb_ranges = (uint16_t)c->n_drop_at,
+	};
+	int rc;
+
+	if (c->n_drop_at > DROCE_ENGINE_FAULT_AT_MAX)
+		return -EINVAL;
+	for (unsigned int i = 0; i < c->n_drop_at; i++) {
+		ranges[i].first = c->drop_at[i].first;
+		ranges[i].last = c->drop_at[i].last;
+	}
+	rc = droce_fault_rule_add(f, &r);
+	return rc < 0 ? rc : 0;
+}
+
 int engine_fault_create(struct engine_port *p)
 {
 	const struct droce_engine_fault_conf *c = &p->conf.fault;
@@ -68,6 +90,8 @@ int engine_fault_create(struct engine_port *p)
 		return rc;
 	/* rules in the injector's order of kinds; each draws from its own generator */
 	rc = rule_add(f, c, DROCE_FAULT_DROP, c->drop);
+	if (rc == 0 && c->n_drop_at > 0)
+		rc = drop_at_add(f, c);
 	if (rc == 0)
 		rc = rule_add(f, c, DROCE_FAULT_DUP, c->dup);
 	if (rc == 0)

@@ -135,14 +135,14 @@ void engine_env_init(struct engine *e, struct engine_port *p)
 /* ---- receive */
 
 /* A frame that is not RoCEv2: the neighbour table's, or nobody's. */
-static void rx_other(struct engine *e, struct engine_port *p, struct rte_mbuf *m, uint64_t now)
+static void rx_other(struct engine_port *p, struct rte_mbuf *m, uint64_t now)
 {
 	struct droce_neigh_frame reply;
 	uint8_t copy[DROCE_NEIGH_FRAME_MAX];
 	uint32_t len = m->pkt_len < sizeof(copy) ? m->pkt_len : (uint32_t)sizeof(copy);
 	const void *frame = rte_pktmbuf_read(m, 0, len, copy);
 
-	e->stats.rx_not_roce++;
+	p->rx.not_roce++;
 	if (frame != NULL &&
 	    droce_neigh_rx(p->neigh, frame, len, now, &reply) == DROCE_NEIGH_REPLY &&
 	    reply.len > 0) {
@@ -168,17 +168,17 @@ static void rx_one(struct engine *e, struct engine_port *p, const struct droce_p
 	enum droce_parse_status st = droce_parse_mbuf(m, cfg, &pkt);
 
 	if (st == DROCE_PARSE_NOT_ROCE) {
-		rx_other(e, p, m, now);
+		rx_other(p, m, now);
 		return;
 	}
 	if (st != DROCE_PARSE_OK) {
-		e->stats.parse_errors[st]++;
+		p->rx.parse[st]++;
 		rte_pktmbuf_free(m);
 		return;
 	}
 	q = engine_qp_find(e, pkt.qpn);
 	if (q == NULL || q->port != p) {
-		e->stats.rx_no_qp++;
+		p->rx.no_qp++;
 		rte_pktmbuf_free(m);
 		return;
 	}

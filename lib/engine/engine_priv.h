@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <sys/types.h>
 
+#include "droce_counters.h"
 #include "droce_engine.h"
 #include "droce_fault.h"
 #include "droce_neigh.h"
@@ -20,6 +21,13 @@
 
 /** Frames a port's local loopback holds at most (a power of two). */
 #define ENGINE_LOOP_RING 1024
+
+/** What a port's RX path drops before any QP sees it (written by the lcore). */
+struct engine_port_rx {
+	uint64_t not_roce;                        /* frames that are not RoCEv2 */
+	uint64_t no_qp;                           /* RoCEv2 packets for no QP of the port */
+	uint64_t parse[DROCE_PARSE_STATUS_COUNT]; /* malformed RoCEv2, by reason */
+};
 
 /** One port run by the engine. */
 struct engine_port {
@@ -41,6 +49,10 @@ struct engine_port {
 	uint32_t loop_head, loop_tail;
 	uint64_t loop_pkts, loop_dropped;
 	struct rte_mbuf *loop[ENGINE_LOOP_RING];
+	struct engine_port_rx rx;
+	/* what the port's QPs counted before they were destroyed or reset: the port's sums
+	 * go on from there (engine_counters.c) */
+	struct droce_tqp_stats retired;
 };
 
 /* Hold queue of a port's injector: reordered and delayed frames. */
@@ -79,6 +91,8 @@ enum engine_cmd_type {
 	CMD_QP_DEL,
 	CMD_AH_ADD,
 	CMD_AH_DEL,
+	CMD_COUNTERS_PORT,
+	CMD_COUNTERS_QP,
 };
 
 struct engine_cmd {
@@ -93,6 +107,9 @@ struct engine_cmd {
 	enum ibv_qp_state state;
 	uint32_t pd;
 	const struct ibv_ah_attr *ah;
+	const char *name;           /* CMD_COUNTERS_PORT: the port */
+	struct droce_counter *ctrs; /* CMD_COUNTERS_*: where the values go */
+	unsigned int n;
 	int result;
 };
 
@@ -135,6 +152,12 @@ struct engine_qp *engine_qp_find(struct engine *e, uint32_t qpn);
 int engine_lcore_main(void *arg);
 void engine_env_init(struct engine *e, struct engine_port *p);
 void engine_port_tx(struct engine_port *p, struct rte_mbuf *m);
+
+/* engine_counters.c: run by the lcore */
+int engine_counters_port(struct engine *e, const char *name, struct droce_counter *c,
+			 unsigned int n);
+int engine_counters_qp(struct engine *e, uint32_t qpn, struct droce_counter *c, unsigned int n);
+void engine_counters_retire(struct engine_qp *q);
 
 /* engine_fault.c */
 int engine_fault_create(struct engine_port *p);

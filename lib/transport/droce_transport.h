@@ -90,32 +90,54 @@ struct droce_transport_env {
 	uint64_t tick_hz; /**< wheel ticks per second */
 };
 
-/** Per-QP counters (names as rxe and mlx5 report them). */
+/**
+ * Per-QP counters: plain 64-bit increments by the lcore that owns the QP, read
+ * through the engine's control path (include/droce_counters.h). Each field is
+ * named as the counter it backs (doc/counters.md): mlx5's name where mlx5 counts
+ * the same event, else Linux Soft-RoCE's, else droce's own.
+ */
 struct droce_tqp_stats {
-	uint64_t sent_pkts;
-	uint64_t rcvd_pkts;
-	uint64_t qkey_violations; /**< UD packets dropped for a wrong Q_Key */
+	/* traffic */
+	uint64_t sent_pkts;          /**< frames sent: requests, responses, ACKs and NAKs */
+	uint64_t sent_bytes;         /**< their bytes, Ethernet header to ICRC */
+	uint64_t rcvd_pkts;          /**< frames taken by the QP in a receiving state */
+	uint64_t rcvd_bytes;         /**< their bytes, Ethernet header to ICRC */
+	uint64_t rdma_sends;         /**< SEND WQEs completed successfully */
+	uint64_t rdma_recvs;         /**< receive WQEs completed successfully */
+	uint64_t rx_write_requests;  /**< RDMA WRITE messages started, in sequence */
+	uint64_t rx_read_requests;   /**< RDMA READ requests, in sequence */
+	uint64_t rx_atomic_requests; /**< atomic requests, in sequence */
+	/* responder */
+	uint64_t duplicate_request;         /**< requests with a PSN already executed */
+	uint64_t out_of_sequence;           /**< PSN gaps (RC: one NAK sequence error each) */
+	uint64_t send_rnr_err;              /**< RNR NAKs sent: no receive WQE */
+	uint64_t out_of_buffer;             /**< UD/UC messages dropped: no receive WQE */
+	uint64_t resp_local_length_error;   /**< messages longer than the receive buffers */
+	uint64_t resp_remote_access_errors; /**< requests refused: access (NAK remote access) */
+	uint64_t resp_invalid_request;      /**< requests refused: NAK invalid request */
+	uint64_t resp_remote_op_errors;     /**< requests refused: NAK remote operational */
+	uint64_t resp_cqe_error;            /**< receive completions with an error, not flush */
+	uint64_t resp_cqe_flush_error;      /**< receive completions flushed */
+	uint64_t uc_msg_drop;     /**< UC packets dropped: bad opcode sequence or length */
+	uint64_t bad_state_drop;  /**< packets for a QP in RESET, INIT or ERR */
 	uint64_t pkey_violations; /**< packets dropped for a P_Key mismatch */
-	uint64_t rcvd_no_wqe;     /**< UD packets dropped: no receive WQE posted */
-	uint64_t bad_state_drop;  /**< packets for a QP in RESET/INIT */
-	uint64_t neigh_wait;      /**< loop passes a WQE waited for an address */
-	uint64_t neigh_drop;      /**< UD sends dropped: the address never resolved */
-	/* RC/UC responder */
-	uint64_t duplicate_request; /**< requests with a PSN already seen */
-	uint64_t out_of_sequence;   /**< requests with a PSN ahead of the expected one */
-	uint64_t packet_seq_err;    /**< NAK PSN sequence error sent */
-	uint64_t send_rnr_err;      /**< RNR NAK sent (no receive WQE) */
-	uint64_t resp_nak_err;      /**< NAK invalid request / access / operational sent */
-	uint64_t uc_msg_drop;       /**< UC packets dropped (gap, no WQE, bad sequence) */
-	/* RC requester and completer */
-	uint64_t rcvd_seq_err;          /**< NAK PSN sequence error received */
-	uint64_t rcvd_rnr_err;          /**< RNR NAK received */
-	uint64_t rnr_nak_retry_err;     /**< RNR retries exhausted */
-	uint64_t local_ack_timeout_err; /**< retransmission timer expiries */
-	uint64_t implied_nak_seq_err;   /**< READ/atomic response missing, re-requested */
-	uint64_t retry_exceeded_err;    /**< retry_cnt exhausted */
-	uint64_t completer_retry_err;   /**< go-back-N restarts */
-	uint64_t resp_drop;             /**< responses dropped: stale, duplicate or malformed */
+	uint64_t qkey_violations; /**< UD packets dropped for a wrong Q_Key */
+	/* requester and completer */
+	uint64_t packet_seq_err;                 /**< NAK PSN sequence error received */
+	uint64_t rnr_nak_retry_err;              /**< RNR NAKs received and retried */
+	uint64_t local_ack_timeout_err;          /**< retransmission timer expiries retried */
+	uint64_t implied_nak_seq_err;            /**< READ/atomic responses missing, re-requested */
+	uint64_t completer_retry_err;            /**< go-back-N restarts (any cause) */
+	uint64_t req_transport_retries_exceeded; /**< retry_cnt exhausted */
+	uint64_t req_rnr_retries_exceeded;       /**< rnr_retry exhausted */
+	uint64_t req_remote_access_errors;       /**< NAK remote access error received */
+	uint64_t req_remote_invalid_request;     /**< NAK invalid request received */
+	uint64_t req_remote_op_errors;           /**< NAK remote operational error received */
+	uint64_t req_cqe_error;                  /**< send completions with an error, not flush */
+	uint64_t req_cqe_flush_error;            /**< send completions flushed */
+	uint64_t rcvd_resp_drop; /**< responses dropped: stale, duplicate, malformed */
+	uint64_t neigh_miss;     /**< sends that waited for their destination's MAC */
+	uint64_t neigh_drop;     /**< UD sends dropped: the address never resolved */
 };
 
 struct droce_rc;
@@ -154,7 +176,7 @@ struct droce_tqp {
 	/* SQD: the send queue drains, then the SQ_DRAINED event */
 	bool sqd_notify;  /**< raise the event once drained (en_sqd_async_notify) */
 	bool sqd_drained; /**< reported since the QP entered SQD */
-	/* UD send waiting for its destination's MAC */
+	/* a send waiting for its destination's MAC (UD: the WQE at the head; RC: any packet) */
 	uint32_t neigh_tries;
 	uint32_t neigh_since; /**< when the wait began (us) */
 	struct droce_tqp_stats stats;

@@ -57,6 +57,9 @@ void droce_rc_comp_advance(const struct droce_transport_env *env, struct droce_t
 		 * flushed */
 		if (failed)
 			droce_rc_to_error(env, q, 0);
+		if (!failed && (h->op == DROCE_WQE_SEND || h->op == DROCE_WQE_SEND_IMM ||
+				h->op == DROCE_WQE_SEND_INV))
+			q->stats.rdma_sends++;
 		/* unsignaled successful WQEs complete silently; errors always do */
 		if (failed || (h->flags & DROCE_WQE_SIGNALED)) {
 			struct droce_cqe e = {
@@ -67,7 +70,7 @@ void droce_rc_comp_advance(const struct droce_transport_env *env, struct droce_t
 				.qp_num = q->qpn,
 			};
 
-			droce_tqp_complete(env, q->scq, &e, false);
+			droce_tqp_complete_send(env, q, &e);
 		}
 		if (failed)
 			return;
@@ -242,18 +245,20 @@ static void rnr_nak(const struct droce_transport_env *env, struct droce_tqp *q, 
 	struct droce_rc *rc = q->rc;
 	struct rc_wqe *w = wqe_of_psn(rc, psn);
 
-	q->stats.rcvd_rnr_err++;
-	if (w == NULL)
+	if (w == NULL) {
+		q->stats.rcvd_resp_drop++;
 		return;
+	}
 	/* rnr_retry 7 retries for ever */
 	if (q->rnr_retry != 7) {
 		if (rc->rnr_left == 0) {
-			q->stats.rnr_nak_retry_err++;
+			q->stats.req_rnr_retries_exceeded++;
 			wqe_fail(rc, w, IBV_WC_RNR_RETRY_EXC_ERR);
 			return;
 		}
 		rc->rnr_left--;
 	}
+	q->stats.rnr_nak_retry_err++;
 	/*
 	 * The responder answered: the path works, and this wait is rnr_retry's to count. A
 	 * timeout that follows a lost resend or RNR NAK starts counting retry_cnt afresh, so a
@@ -290,7 +295,7 @@ static void aeth(const struct droce_transport_env *env, struct droce_tqp *q, uin
 		return;
 	}
 	if (rc_psn_cmp(psn, rc->una) < 0) {
-		q->stats.resp_drop++; /* a NAK for what is already acknowledged */
+		q->stats.rcvd_resp_drop++; /* a NAK for what is already acknowledged */
 		return;
 	}
 	/* every NAK acknowledges the PSNs before its own */
@@ -301,18 +306,33 @@ static void aeth(const struct droce_transport_env *env, struct droce_tqp *q, uin
 		return;
 	}
 	if (type != DROCE_AETH_NAK) {
-		q->stats.resp_drop++;
+		q->stats.rcvd_resp_drop++;
 		return;
 	}
 	if (value == DROCE_NAK_PSN_SEQ_ERR) {
 		/* go back N from the PSN the responder expects */
-		q->stats.rcvd_seq_err++;
+		q->stats.packet_seq_err++;
 		droce_rc_go_back(q, psn);
 		return;
 	}
 	w = wqe_of_psn(rc, psn);
-	if (w != NULL)
-		wqe_fail(rc, w, nak_status(value));
+	if (w == NULL) {
+		q->stats.rcvd_resp_drop++;
+		return;
+	}
+	switch (value) {
+	case DROCE_NAK_REM_ACCESS_ERR:
+		q->stats.req_remote_access_errors++;
+		break;
+	case DROCE_NAK_INVALID_REQ:
+	case DROCE_NAK_INVALID_RD_REQ:
+		q->stats.req_remote_invalid_request++;
+		break;
+	default:
+		q->stats.req_remote_op_errors++;
+		break;
+	}
+	wqe_fail(rc, w, nak_status(value));
 }
 
 static void read_resp(const struct droce_transport_env *env, struct droce_tqp *q,
@@ -325,20 +345,20 @@ static void read_resp(const struct droce_transport_env *env, struct droce_tqp *q
 	bool last;
 
 	if (w == NULL || w->hdr->op != DROCE_WQE_READ || !w->issued) {
-		q->stats.resp_drop++;
+		q->stats.rcvd_resp_drop++;
 		return;
 	}
 	/* a READ response acknowledges the requests before the READ */
 	if (ack_upto(q, (w->first_psn - 1) & DROCE_PSN_MASK))
 		progress(env, q);
 	if (wqe_head(rc) != w) {
-		q->stats.resp_drop++;
+		q->stats.rcvd_resp_drop++;
 		return;
 	}
 	h = w->hdr;
 	k = (pkt->psn - w->first_psn) & DROCE_PSN_MASK;
 	if (k < w->acked_pkts) {
-		q->stats.resp_drop++; /* duplicate */
+		q->stats.rcvd_resp_drop++; /* duplicate */
 		return;
 	}
 	if (k > w->acked_pkts) {
@@ -350,7 +370,7 @@ static void read_resp(const struct droce_transport_env *env, struct droce_tqp *q
 	last = (pkt->mask & DROCE_OPM_LAST) != 0;
 	if (pkt->payload_len != want || last != (k + 1 == w->npkts) ||
 	    ((pkt->mask & DROCE_OPM_AETH) && (syn & DROCE_AETH_TYPE_MASK) != DROCE_AETH_ACK)) {
-		q->stats.resp_drop++;
+		q->stats.rcvd_resp_drop++;
 		return;
 	}
 	if (want > 0 && droce_sge_scatter(env, q->pd, (const struct droce_sge *)(h + 1), h->num_sge,
@@ -375,13 +395,13 @@ static void atomic_ack(const struct droce_transport_env *env, struct droce_tqp *
 
 	if (w == NULL || !w->issued ||
 	    (w->hdr->op != DROCE_WQE_CMP_SWAP && w->hdr->op != DROCE_WQE_FETCH_ADD)) {
-		q->stats.resp_drop++;
+		q->stats.rcvd_resp_drop++;
 		return;
 	}
 	if (ack_upto(q, (f->psn - 1) & DROCE_PSN_MASK))
 		progress(env, q);
 	if (wqe_head(rc) != w) {
-		q->stats.resp_drop++;
+		q->stats.rcvd_resp_drop++;
 		return;
 	}
 	h = w->hdr;
@@ -406,9 +426,9 @@ int droce_rc_comp_recv(const struct droce_transport_env *env, struct droce_tqp *
 	droce_pkt_fields_mbuf(pkt, m, &f);
 	/* a response for a PSN never sent is not ours to believe */
 	if (q->state != IBV_QPS_RTS && q->state != IBV_QPS_SQD) {
-		q->stats.resp_drop++;
+		q->stats.rcvd_resp_drop++;
 	} else if (rc_psn_cmp(pkt->psn, rc->sent_hi) >= 0) {
-		q->stats.resp_drop++;
+		q->stats.rcvd_resp_drop++;
 	} else if (pkt->mask & DROCE_OPM_READ) {
 		read_resp(env, q, m, pkt, f.aeth.syndrome);
 	} else if (pkt->mask & DROCE_OPM_ATOMIC) {
@@ -442,10 +462,9 @@ void droce_rc_timer_fired(struct droce_tqp *q, uint32_t id)
 	}
 	if (rc->una == rc->sent_hi)
 		return;
-	q->stats.local_ack_timeout_err++;
 	if (rc->retry_left == 0) {
 		/* retries exhausted: the oldest WQE fails */
-		q->stats.retry_exceeded_err++;
+		q->stats.req_transport_retries_exceeded++;
 		w = wqe_head(rc);
 		if (w != NULL)
 			wqe_fail(rc, w, IBV_WC_RETRY_EXC_ERR);
@@ -453,6 +472,7 @@ void droce_rc_timer_fired(struct droce_tqp *q, uint32_t id)
 		return;
 	}
 	rc->retry_left--;
+	q->stats.local_ack_timeout_err++;
 	droce_rc_go_back(q, rc->una);
 	/* the requester arms the timer again when it resends */
 }

@@ -10,14 +10,25 @@
 #include "droce_wire_icrc.h"
 #include "rc_priv.h"
 
-/* Address template of the QP's peer: 0, -EAGAIN (MAC not resolved yet) or -EINVAL. */
-int droce_rc_addr(const struct droce_transport_env *env, const struct droce_tqp *q,
-		  struct droce_addr *a)
+/*
+ * Address template of the QP's peer: 0, -EAGAIN (MAC not resolved yet) or -EINVAL.
+ * A wait for the MAC is one neigh_miss, however many packets and passes it holds up.
+ */
+int droce_rc_addr(const struct droce_transport_env *env, struct droce_tqp *q, struct droce_addr *a)
 {
+	int rc;
+
 	/* RoCEv2 paths are always global: the GRH fields give the IP header */
 	if (!q->av.is_global)
 		return -EINVAL;
-	return droce_path_addr(env, &q->av.grh, q->qpn, q->dest_qpn, a);
+	rc = droce_path_addr(env, &q->av.grh, q->qpn, q->dest_qpn, a);
+	if (unlikely(rc == -EAGAIN)) {
+		if (q->neigh_tries++ == 0)
+			q->stats.neigh_miss++;
+	} else if (unlikely(q->neigh_tries != 0)) {
+		q->neigh_tries = 0;
+	}
+	return rc;
 }
 
 /* A frame with every header written and @p len payload bytes at *payload; NULL: no mbuf. */
@@ -85,7 +96,6 @@ int droce_rc_send_ack(const struct droce_transport_env *env, struct droce_tqp *q
 	if (m == NULL)
 		return -ENOBUFS;
 	droce_rc_frame_seal(m, &a);
-	env->tx(env->arg, m);
-	q->stats.sent_pkts++;
+	droce_tqp_tx(env, q, m);
 	return 0;
 }

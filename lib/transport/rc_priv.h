@@ -126,8 +126,7 @@ uint64_t droce_rc_now(const struct droce_transport_env *env);
 uint64_t droce_rc_ticks(const struct droce_transport_env *env, uint64_t ns);
 
 /* rc_pkt.c */
-int droce_rc_addr(const struct droce_transport_env *env, const struct droce_tqp *q,
-		  struct droce_addr *a);
+int droce_rc_addr(const struct droce_transport_env *env, struct droce_tqp *q, struct droce_addr *a);
 struct rte_mbuf *droce_rc_frame(const struct droce_transport_env *env, const struct droce_addr *a,
 				const struct droce_hdr_fields *f, uint32_t len, uint8_t **payload);
 void droce_rc_frame_seal(struct rte_mbuf *m, const struct droce_addr *a);

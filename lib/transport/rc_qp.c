@@ -105,7 +105,7 @@ void droce_rc_to_error(const struct droce_transport_env *env, struct droce_tqp *
 		};
 
 		rc->have_rwqe = false;
-		droce_tqp_complete(env, q->rcq, &e, false);
+		droce_tqp_complete_recv(env, q, &e, false);
 	}
 	droce_tqp_to_error(env, q, IBV_QPS_ERR, event);
 }

@@ -222,10 +222,8 @@ static int send_pkt(const struct droce_transport_env *env, struct droce_tqp *q, 
 	int rc;
 
 	rc = droce_rc_addr(env, q, &a);
-	if (rc == -EAGAIN) {
-		q->stats.neigh_wait++;
+	if (rc == -EAGAIN)
 		return -EAGAIN;
-	}
 	if (rc != 0)
 		return -EIO;
 	pkt_fields(q, w, k, &f, &len);
@@ -246,8 +244,7 @@ static int send_pkt(const struct droce_transport_env *env, struct droce_tqp *q, 
 		}
 	}
 	droce_rc_frame_seal(m, &a);
-	env->tx(env->arg, m);
-	q->stats.sent_pkts++;
+	droce_tqp_tx(env, q, m);
 	/* a READ request stands for every PSN of its response */
 	hi = h->op == DROCE_WQE_READ ? rc_psn_add(w->first_psn, w->npkts) : rc_psn_add(f.psn, 1);
 	if (rc_psn_cmp(hi, q->rc->sent_hi) > 0)

@@ -68,7 +68,23 @@ static void recv_complete(const struct droce_transport_env *env, struct droce_tq
 	};
 
 	rc->have_rwqe = false;
-	droce_tqp_complete(env, q->rcq, &e, se);
+	droce_tqp_complete_recv(env, q, &e, se);
+}
+
+/* A responder error by its NAK code (sent on RC; on UC the QP has none to send). */
+static void count_nak(struct droce_tqp *q, uint8_t code)
+{
+	switch (code) {
+	case DROCE_NAK_REM_ACCESS_ERR:
+		q->stats.resp_remote_access_errors++;
+		break;
+	case DROCE_NAK_INVALID_REQ:
+		q->stats.resp_invalid_request++;
+		break;
+	default:
+		q->stats.resp_remote_op_errors++;
+		break;
+	}
 }
 
 /*
@@ -91,7 +107,7 @@ static int resp_fatal(const struct droce_transport_env *env, struct droce_tqp *q
 {
 	if (q->type == IBV_QPT_UC)
 		return uc_drop_msg(q, psn);
-	q->stats.resp_nak_err++;
+	count_nak(q, code);
 	droce_rc_send_ack(env, q, droce_aeth_syndrome_make(DROCE_AETH_NAK, code), psn);
 	droce_rc_to_error(env, q, ev);
 	return -EIO;
@@ -101,7 +117,7 @@ static int resp_fatal(const struct droce_transport_env *env, struct droce_tqp *q
 static int resp_wqe_fatal(const struct droce_transport_env *env, struct droce_tqp *q, uint8_t code,
 			  uint32_t psn, enum ibv_event_type ev)
 {
-	q->stats.resp_nak_err++;
+	count_nak(q, code);
 	if (q->type == IBV_QPT_RC)
 		droce_rc_send_ack(env, q, droce_aeth_syndrome_make(DROCE_AETH_NAK, code), psn);
 	droce_rc_to_error(env, q, ev);
@@ -128,7 +144,7 @@ static int recv_fail(const struct droce_transport_env *env, struct droce_tqp *q,
 		return uc_drop_msg(q, psn);
 	rc->have_rwqe = false; /* completed here, not flushed */
 	resp_wqe_fatal(env, q, code, psn, ev);
-	droce_tqp_complete(env, q->rcq, &e, false);
+	droce_tqp_complete_recv(env, q, &e, false);
 	return -EIO;
 }
 
@@ -144,7 +160,7 @@ static int no_wqe(const struct droce_transport_env *env, struct droce_tqp *q, ui
 				  psn);
 		return -ENOBUFS;
 	}
-	q->stats.uc_msg_drop++;
+	q->stats.out_of_buffer++;
 	rc->in_msg = false;
 	q->rq_psn = rc_psn_add(psn, 1);
 	return -ENOBUFS;
@@ -170,9 +186,11 @@ static int do_send(const struct droce_transport_env *env, struct droce_tqp *q, s
 	for (i = 0; i < rc->rwqe.hdr.num_sge; i++)
 		total += rwqe_sge(rc)[i].length;
 	/* a message longer than the receive buffers: NAK invalid request */
-	if (rc->msg_off + (uint64_t)pkt->payload_len > total)
+	if (rc->msg_off + (uint64_t)pkt->payload_len > total) {
+		q->stats.resp_local_length_error++;
 		return recv_fail(env, q, IBV_WC_LOC_LEN_ERR, DROCE_NAK_INVALID_REQ, pkt->psn,
 				 IBV_EVENT_QP_REQ_ERR);
+	}
 	if (pkt->payload_len > 0 &&
 	    droce_sge_scatter(env, q->pd, rwqe_sge(rc), rc->rwqe.hdr.num_sge, rc->msg_off, m,
 			      pkt->payload_off, pkt->payload_len) != 0)
@@ -212,6 +230,7 @@ static int do_write(const struct droce_transport_env *env, struct droce_tqp *q, 
 
 		/* the whole range is checked at the FIRST packet: nothing lands of a refused WRITE
 		 */
+		q->stats.rx_write_requests++;
 		if (!(q->access & IBV_ACCESS_REMOTE_WRITE) ||
 		    (f->reth.len > 0 &&
 		     droce_mr_check_remote(env->keys, f->reth.rkey, q->pd, q->qpn, f->reth.va,
@@ -277,6 +296,7 @@ static int do_read(const struct droce_transport_env *env, struct droce_tqp *q,
 	struct rc_res *r;
 	void *host = NULL; /* only checked here: each response packet looks its part up */
 
+	q->stats.rx_read_requests++;
 	/* longer than a message may be (2^31 bytes): invalid request */
 	if (f->reth.len > (1u << 31))
 		return resp_fatal(env, q, DROCE_NAK_INVALID_REQ, pkt->psn, IBV_EVENT_QP_REQ_ERR);
@@ -318,6 +338,7 @@ static int do_atomic(const struct droce_transport_env *env, struct droce_tqp *q,
 	uint64_t *p, orig;
 	void *host = NULL;
 
+	q->stats.rx_atomic_requests++;
 	if (!(q->access & IBV_ACCESS_REMOTE_ATOMIC) ||
 	    droce_mr_check_remote(env->keys, f->atmeth.rkey, q->pd, q->qpn, f->atmeth.va, 8,
 				  DROCE_ACCESS_REMOTE_ATOMIC, &host) != DROCE_MR_OK)
@@ -419,7 +440,6 @@ int droce_rc_resp_recv(const struct droce_transport_env *env, struct droce_tqp *
 	int err = 0;
 
 	rc->env = env;
-	q->stats.rcvd_pkts++;
 	if (!(pkt->mask & svc)) {
 		rte_pktmbuf_free(m);
 		return -EPROTO; /* another service's opcode: silently dropped */
@@ -435,10 +455,9 @@ int droce_rc_resp_recv(const struct droce_transport_env *env, struct droce_tqp *
 	c = rc_psn_cmp(pkt->psn, q->rq_psn);
 	if (q->type == IBV_QPT_RC && c > 0) {
 		/* ahead: one NAK PSN sequence error per gap, then silence until the expected PSN */
-		q->stats.out_of_sequence++;
 		if (!rc->nak_seq_sent) {
 			rc->nak_seq_sent = true;
-			q->stats.packet_seq_err++;
+			q->stats.out_of_sequence++;
 			droce_rc_send_ack(
 				env, q,
 				droce_aeth_syndrome_make(DROCE_AETH_NAK, DROCE_NAK_PSN_SEQ_ERR),
@@ -558,8 +577,7 @@ static int res_send_one(const struct droce_transport_env *env, struct droce_tqp 
 	if (len > 0)
 		memcpy(payload, host, len);
 	droce_rc_frame_seal(m, &a);
-	env->tx(env->arg, m);
-	q->stats.sent_pkts++;
+	droce_tqp_tx(env, q, m);
 	if (r->next_psn == r->last_psn)
 		r->pending = false;
 	else

@@ -137,12 +137,43 @@ bool droce_tcq_post(struct droce_tcq *cq, const struct droce_cqe *cqe)
 	return true;
 }
 
-void droce_tqp_complete(const struct droce_transport_env *env, struct droce_tcq *cq,
-			const struct droce_cqe *cqe, bool solicited)
+static void tqp_complete(const struct droce_transport_env *env, struct droce_tcq *cq,
+			 const struct droce_cqe *cqe, bool solicited)
 {
 	/* an unsuccessful completion wakes a solicited-only arm too (ibv_req_notify_cq(3)) */
 	if (droce_tcq_post(cq, cqe) && env->cq_notify != NULL)
 		env->cq_notify(env->arg, cq->user, solicited || cqe->status != IBV_WC_SUCCESS);
+}
+
+void droce_tqp_complete_send(const struct droce_transport_env *env, struct droce_tqp *q,
+			     const struct droce_cqe *cqe)
+{
+	if (unlikely(cqe->status != IBV_WC_SUCCESS)) {
+		if (cqe->status == IBV_WC_WR_FLUSH_ERR)
+			q->stats.req_cqe_flush_error++;
+		else
+			q->stats.req_cqe_error++;
+	}
+	tqp_complete(env, q->scq, cqe, false);
+}
+
+void droce_tqp_complete_recv(const struct droce_transport_env *env, struct droce_tqp *q,
+			     const struct droce_cqe *cqe, bool solicited)
+{
+	if (likely(cqe->status == IBV_WC_SUCCESS))
+		q->stats.rdma_recvs++;
+	else if (cqe->status == IBV_WC_WR_FLUSH_ERR)
+		q->stats.resp_cqe_flush_error++;
+	else
+		q->stats.resp_cqe_error++;
+	tqp_complete(env, q->rcq, cqe, solicited);
+}
+
+void droce_tqp_tx(const struct droce_transport_env *env, struct droce_tqp *q, struct rte_mbuf *m)
+{
+	q->stats.sent_pkts++;
+	q->stats.sent_bytes += m->pkt_len;
+	env->tx(env->arg, m);
 }
 
 void droce_tqp_to_error(const struct droce_transport_env *env, struct droce_tqp *q,
@@ -196,7 +227,7 @@ int droce_tqp_flush_sq(const struct droce_transport_env *env, struct droce_tqp *
 
 		/* flushed WQEs complete whether or not they were signaled */
 		droce_ring_cons_release(&q->sq, 1);
-		droce_tqp_complete(env, q->scq, &e, false);
+		droce_tqp_complete_send(env, q, &e);
 	}
 	return n;
 }
@@ -220,7 +251,7 @@ int droce_tqp_flush_rq(const struct droce_transport_env *env, struct droce_tqp *
 		};
 
 		droce_ring_cons_release(&q->rq, 1);
-		droce_tqp_complete(env, q->rcq, &e, false);
+		droce_tqp_complete_recv(env, q, &e, false);
 	}
 	return n;
 }
@@ -291,6 +322,8 @@ int droce_tqp_recv(const struct droce_transport_env *env, struct droce_tqp *q, s
 		rte_pktmbuf_free(m);
 		return -EINVAL;
 	}
+	q->stats.rcvd_pkts++;
+	q->stats.rcvd_bytes += m->pkt_len;
 	if (q->type == IBV_QPT_UD)
 		return droce_ud_recv(env, q, m, pkt);
 	if (q->rc != NULL)

@@ -12,8 +12,13 @@
 #define DROCE_UD_NEIGH_WAIT_US 3000000u
 
 /* tqp.c */
-void droce_tqp_complete(const struct droce_transport_env *env, struct droce_tcq *cq,
-			const struct droce_cqe *cqe, bool solicited);
+/* Write a CQE to the QP's send / receive CQ, counted (req_cqe_*, rdma_recvs, resp_cqe_*). */
+void droce_tqp_complete_send(const struct droce_transport_env *env, struct droce_tqp *q,
+			     const struct droce_cqe *cqe);
+void droce_tqp_complete_recv(const struct droce_transport_env *env, struct droce_tqp *q,
+			     const struct droce_cqe *cqe, bool solicited);
+/* Hand a built frame of the QP to the port, counted (sent_pkts, sent_bytes). */
+void droce_tqp_tx(const struct droce_transport_env *env, struct droce_tqp *q, struct rte_mbuf *m);
 void droce_tqp_to_error(const struct droce_transport_env *env, struct droce_tqp *q,
 			enum ibv_qp_state state, enum ibv_event_type event);
 int droce_tqp_flush_sq(const struct droce_transport_env *env, struct droce_tqp *q, int budget);

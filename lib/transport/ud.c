@@ -104,7 +104,7 @@ static void ud_send_done(const struct droce_transport_env *env, struct droce_tqp
 		.qp_num = q->qpn,
 	};
 
-	droce_tqp_complete(env, q->scq, &e, false);
+	droce_tqp_complete_send(env, q, &e);
 	/* a local error on a UD send queue stops it: the Send Queue Error state */
 	if (status != IBV_WC_SUCCESS)
 		droce_tqp_to_error(env, q, IBV_QPS_SQE, 0);
@@ -158,9 +158,10 @@ int droce_ud_send(const struct droce_transport_env *env, struct droce_tqp *q, ui
 		rc = ud_addr(env, q, ah, w.hdr.u.ud.remote_qpn, &a);
 		if (rc == -EAGAIN) {
 			/* wait for the neighbour; UD is unreliable: give up after a while */
-			if (q->neigh_tries++ == 0)
+			if (q->neigh_tries++ == 0) {
 				q->neigh_since = now_us;
-			q->stats.neigh_wait++;
+				q->stats.neigh_miss++;
+			}
 			if (now_us - q->neigh_since < DROCE_UD_NEIGH_WAIT_US)
 				break;
 			q->stats.neigh_drop++;
@@ -185,8 +186,8 @@ int droce_ud_send(const struct droce_transport_env *env, struct droce_tqp *q, ui
 			done++;
 			continue;
 		}
-		env->tx(env->arg, m);
-		q->stats.sent_pkts++;
+		droce_tqp_tx(env, q, m);
+		q->stats.rdma_sends++;
 		q->sq_psn = (q->sq_psn + 1) & DROCE_PSN_MASK;
 		ud_send_done(env, q, &w, IBV_WC_SUCCESS);
 		done++;
@@ -239,7 +240,6 @@ int droce_ud_recv(const struct droce_transport_env *env, struct droce_tqp *q, st
 	uint8_t grh[40];
 	int rc;
 
-	q->stats.rcvd_pkts++;
 	if (!(pkt->mask & DROCE_OPM_UD)) {
 		rte_pktmbuf_free(m);
 		return -EPROTO; /* an RC/UC opcode sent to a UD QP: silently dropped */
@@ -259,7 +259,7 @@ int droce_ud_recv(const struct droce_transport_env *env, struct droce_tqp *q, st
 	}
 	if (!take_recv(env, q, &r)) {
 		/* UD has no RNR: with no receive WQE the packet is dropped */
-		q->stats.rcvd_no_wqe++;
+		q->stats.out_of_buffer++;
 		rte_pktmbuf_free(m);
 		return -ENOBUFS;
 	}
@@ -275,6 +275,7 @@ int droce_ud_recv(const struct droce_transport_env *env, struct droce_tqp *q, st
 	for (i = 0; i < r.hdr.num_sge; i++)
 		total += r.sge[i].length;
 	if (total < 40u + pkt->payload_len) {
+		q->stats.resp_local_length_error++;
 		e.status = IBV_WC_LOC_LEN_ERR;
 		goto out_error;
 	}
@@ -295,13 +296,13 @@ int droce_ud_recv(const struct droce_transport_env *env, struct droce_tqp *q, st
 		e.imm = f.imm_be;
 		e.wc_flags |= IBV_WC_WITH_IMM;
 	}
-	droce_tqp_complete(env, q->rcq, &e, f.se);
+	droce_tqp_complete_recv(env, q, &e, f.se);
 	rte_pktmbuf_free(m);
 	return 0;
 
 out_error:
 	/* a local error of the receive side moves the QP to the Error state */
-	droce_tqp_complete(env, q->rcq, &e, false);
+	droce_tqp_complete_recv(env, q, &e, false);
 	droce_tqp_to_error(env, q, IBV_QPS_ERR, IBV_EVENT_QP_FATAL);
 	rte_pktmbuf_free(m);
 	return -EIO;

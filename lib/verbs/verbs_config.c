@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "droce_fault.h"
 #include "verbs_priv.h"
 
 static int parse_mac(const char *s, uint8_t mac[6])
@@ -86,10 +87,30 @@ static int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* drop_at:N/N-M...: frame indices to drop, '/' between items (',' separates the keys). */
+static int parse_drop_at(struct droce_engine_fault_conf *f, char *s)
+{
+	struct droce_fault_range r[DROCE_ENGINE_FAULT_AT_MAX];
+	int n;
+
+	for (char *c = s; *c != '\0'; c++)
+		if (*c == '/')
+			*c = ',';
+	n = droce_fault_ranges_parse(s, r, DROCE_ENGINE_FAULT_AT_MAX);
+	if (n <= 0)
+		return -EINVAL;
+	for (int i = 0; i < n; i++) {
+		f->drop_at[i].first = r[i].first;
+		f->drop_at[i].last = r[i].last;
+	}
+	f->n_drop_at = (unsigned int)n;
+	return 0;
+}
+
 /*
  * fault=ITEM+ITEM...: each item kind:value. Rates (drop, dup, reorder, corrupt,
- * delay) in [0, 1]; after (1..1024), reorder_us and delay_us (1..10^6); seed;
- * match (roce or all). Modifies @p s.
+ * delay) in [0, 1]; drop_at (frame indices); after (1..1024), reorder_us and
+ * delay_us (1..10^6); seed; match (roce or all). Modifies @p s.
  */
 static int parse_fault(struct droce_engine_fault_conf *f, char *s)
 {
@@ -106,6 +127,8 @@ static int parse_fault(struct droce_engine_fault_conf *f, char *s)
 		*v++ = '\0';
 		if (strcmp(item, "drop") == 0)
 			rc = parse_rate(v, &f->drop);
+		else if (strcmp(item, "drop_at") == 0)
+			rc = parse_drop_at(f, v);
 		else if (strcmp(item, "dup") == 0)
 			rc = parse_rate(v, &f->dup);
 		else if (strcmp(item, "reorder") == 0)

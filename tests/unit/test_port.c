@@ -92,6 +92,34 @@ Test(port, tx_buffer_flushes_when_full)
 	rte_pktmbuf_free_bulk(got, DROCE_PORT_BURST);
 }
 
+/*
+ * A device that takes no more (the ring pair holds 4095 frames, nobody reads):
+ * the rest is dropped and counted as tx_dropped, the engine's send_err. One
+ * mbuf, one reference per transmission, stands for the 4100 frames.
+ */
+Test(port, full_device_drops_and_counts)
+{
+	const unsigned int n = 4100, ring = 4095;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(a.pool), *got[DROCE_PORT_BURST];
+	unsigned int i, rx = 0;
+	uint16_t k;
+
+	cr_assert_not_null(m);
+	cr_assert_not_null(rte_pktmbuf_append(m, 60));
+	rte_mbuf_refcnt_update(m, (int16_t)(n - 1));
+	for (i = 0; i < n; i++)
+		droce_port_tx(&a, 0, m);
+	droce_port_tx_flush(&a, 0);
+	cr_expect_eq(a.qstats[0].tx_pkts, ring, "the ring pair's room");
+	cr_expect_eq(a.qstats[0].tx_dropped, n - ring, "the rest dropped and counted");
+	while ((k = droce_port_rx(&b, 0, got, DROCE_PORT_BURST)) > 0) {
+		rx += k;
+		for (i = 0; i < k; i++)
+			rte_pktmbuf_free(got[i]);
+	}
+	cr_expect_eq(rx, ring, "what was taken arrives");
+}
+
 Test(port, refuses_bad_configuration)
 {
 	struct droce_port c;

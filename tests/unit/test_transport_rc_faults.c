@@ -12,9 +12,8 @@ Test(transport_rc, lost_middle_packet_nak_and_go_back)
 	target = 4;
 	fault = drop_a_nth;
 	send_and_check(10 * PMTU, 1);
-	cr_expect_eq(b.tqp.stats.packet_seq_err, 1, "one NAK per gap");
-	cr_expect_eq(b.tqp.stats.out_of_sequence, 5);
-	cr_expect_eq(a.tqp.stats.rcvd_seq_err, 1);
+	cr_expect_eq(b.tqp.stats.out_of_sequence, 1, "one NAK per gap");
+	cr_expect_eq(a.tqp.stats.packet_seq_err, 1);
 	cr_expect_eq(a.frames, 10 + 6, "packets 4..9 sent again");
 }
 
@@ -32,7 +31,7 @@ Test(transport_rc, reordered_packets_recovered)
 	fault = hold_a_nth;
 	send_and_check(5 * PMTU, 1);
 	cr_expect_geq(b.tqp.stats.out_of_sequence, 1);
-	cr_expect_geq(a.tqp.stats.rcvd_seq_err, 1);
+	cr_expect_geq(a.tqp.stats.packet_seq_err, 1);
 }
 
 Test(transport_rc, lost_last_packet_retransmitted_on_timeout)
@@ -95,6 +94,22 @@ Test(transport_rc, lost_atomic_ack_replayed_not_reexecuted)
 	cr_expect_eq(b.tqp.stats.duplicate_request, 1);
 }
 
+Test(transport_rc, wrong_pkey_dropped_and_counted)
+{
+	struct ibv_wc wc;
+
+	b.tqp.pkey = 0x1234; /* another partition than A's default one */
+	post_recv(&b, 10, 0, 64);
+	cr_assert_eq(post_wr(&a, 1,
+			     &(struct wr_args){
+				     .op = IBV_WR_SEND, .len = 10, .flags = IBV_SEND_SIGNALED}),
+		     0);
+	pump();
+	cr_expect_eq(b.tqp.stats.pkey_violations, 1);
+	cr_expect_eq(b.tqp.stats.rdma_recvs, 0);
+	cr_expect_eq(ibv_poll_cq(b.cq, 1, &wc), 0, "the receive WQE is still posted");
+}
+
 Test(transport_rc, rnr_nak_then_retry)
 {
 	struct ibv_wc wc;
@@ -105,7 +120,7 @@ Test(transport_rc, rnr_nak_then_retry)
 		     0);
 	pump();
 	cr_expect_eq(b.tqp.stats.send_rnr_err, 1);
-	cr_expect_eq(a.tqp.stats.rcvd_rnr_err, 1);
+	cr_expect_eq(a.tqp.stats.rnr_nak_retry_err, 1);
 	cr_expect_eq(ibv_poll_cq(a.cq, 1, &wc), 0, "waiting for the RNR timer");
 	post_recv(&b, 10, 0, 64);
 	settle();
@@ -126,8 +141,8 @@ Test(transport_rc, rnr_retry_exceeded)
 	settle();
 	wc = wc_of(&a, 1);
 	cr_expect_eq(wc.status, IBV_WC_RNR_RETRY_EXC_ERR);
-	cr_expect_eq(a.tqp.stats.rcvd_rnr_err, 3);
-	cr_expect_eq(a.tqp.stats.rnr_nak_retry_err, 1);
+	cr_expect_eq(a.tqp.stats.rnr_nak_retry_err, 2, "three RNR NAKs, two retried");
+	cr_expect_eq(a.tqp.stats.req_rnr_retries_exceeded, 1);
 	cr_expect_eq(droce_engine_qp_state(a.qp), IBV_QPS_ERR);
 	pump();
 	wc = wc_of(&a, 2);
@@ -158,7 +173,7 @@ Test(transport_rc, lost_rnr_naks_do_not_add_up_to_retry_exceeded)
 		     0);
 	settle(); /* bounded: RNR goes on for ever */
 	cr_expect_geq(a.tqp.stats.local_ack_timeout_err, 4, "several RNR NAKs were lost");
-	cr_expect_eq(a.tqp.stats.retry_exceeded_err, 0);
+	cr_expect_eq(a.tqp.stats.req_transport_retries_exceeded, 0);
 	cr_expect_eq(ibv_poll_cq(a.cq, 1, &wc), 0, "still waiting for a receive");
 	fault = NULL;
 	post_recv(&b, 10, 0, 64);
@@ -180,8 +195,8 @@ Test(transport_rc, retry_exceeded)
 	settle();
 	wc = wc_of(&a, 1);
 	cr_expect_eq(wc.status, IBV_WC_RETRY_EXC_ERR);
-	cr_expect_eq(a.tqp.stats.local_ack_timeout_err, 3);
-	cr_expect_eq(a.tqp.stats.retry_exceeded_err, 1);
+	cr_expect_eq(a.tqp.stats.local_ack_timeout_err, 2, "three expiries, two retried");
+	cr_expect_eq(a.tqp.stats.req_transport_retries_exceeded, 1);
 	cr_expect_eq(a.frames, 3, "sent once and retried twice");
 	cr_expect_eq(droce_engine_qp_state(a.qp), IBV_QPS_ERR);
 }

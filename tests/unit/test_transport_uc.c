@@ -92,7 +92,7 @@ Test(transport_uc, write_with_imm_without_receive_drops)
 		     0);
 	pump();
 	cr_expect_eq(wc_of(&a, 1).status, IBV_WC_SUCCESS);
-	cr_expect_eq(b.tqp.stats.uc_msg_drop, 1);
+	cr_expect_eq(b.tqp.stats.out_of_buffer, 1);
 	cr_expect_eq(b.frames, 0, "no RNR NAK on UC");
 }
 
@@ -107,7 +107,8 @@ Test(transport_uc, no_receive_drops)
 		     0);
 	pump();
 	cr_expect_eq(wc_of(&a, 1).status, IBV_WC_SUCCESS);
-	cr_expect_eq(b.tqp.stats.uc_msg_drop, 2, "both packets dropped");
+	cr_expect_eq(b.tqp.stats.out_of_buffer, 1, "the message, at its first packet");
+	cr_expect_eq(b.tqp.stats.uc_msg_drop, 1, "its last packet, out of sequence");
 	cr_expect_eq(ibv_poll_cq(b.cq, 1, &wc), 0);
 }
 

@@ -276,6 +276,19 @@ Test(transport_ud, wrong_qkey_dropped_and_counted)
 	cr_expect_eq(ibv_poll_cq(b.cq, 1, &wc), 0, "the receive WQE is still posted");
 }
 
+Test(transport_ud, wrong_pkey_dropped_and_counted)
+{
+	struct ibv_wc wc;
+
+	b.tqp.pkey = 0x1234; /* another partition than A's default one */
+	post_recv_b(12, 200);
+	cr_assert_eq(post_send_a(7, 16, QKEY, IBV_WR_SEND), 0);
+	droce_tqp_send(&env, &a.tqp, 0, 16);
+	cr_expect_eq(b.tqp.stats.pkey_violations, 1);
+	cr_expect_eq(b.tqp.stats.rcvd_pkts, 1, "taken by the QP, then dropped");
+	cr_expect_eq(ibv_poll_cq(b.cq, 1, &wc), 0, "the receive WQE is still posted");
+}
+
 Test(transport_ud, privileged_qkey_uses_the_qps)
 {
 	struct ibv_wc wc;
@@ -291,7 +304,7 @@ Test(transport_ud, no_receive_wqe_drops)
 {
 	cr_assert_eq(post_send_a(6, 16, QKEY, IBV_WR_SEND), 0);
 	droce_tqp_send(&env, &a.tqp, 0, 16);
-	cr_expect_eq(b.tqp.stats.rcvd_no_wqe, 1);
+	cr_expect_eq(b.tqp.stats.out_of_buffer, 1);
 }
 
 Test(transport_ud, short_receive_buffer_is_a_length_error)

@@ -875,3 +875,22 @@ Test(verbs_config, fault_refused)
 	refused("d:fault=match:arp");
 	refused("d:fault=drop:0.1,dup:0.1"); /* ',' separates keys: "dup:0.1" is no key=value */
 }
+
+Test(verbs_config, fault_drop_at)
+{
+	const struct droce_engine_fault_conf *f = &ports[0].fault;
+
+	cr_assert_eq(parse("d:fault=drop_at:1/5-6+match:roce"), 1, "%s", err);
+	cr_expect_eq(f->n_drop_at, 2, "two ranges");
+	cr_expect_eq(f->drop_at[0].first, 1, "first range starts at 1");
+	cr_expect_eq(f->drop_at[0].last, 1, "first range is one frame");
+	cr_expect_eq(f->drop_at[1].first, 5, "second range starts at 5");
+	cr_expect_eq(f->drop_at[1].last, 6, "second range ends at 6");
+	cr_expect_eq(f->drop, 0.0, "no drop rate");
+	cr_expect(f->roce_only, "the items after it still apply");
+	refused("d:fault=drop_at:");
+	refused("d:fault=drop_at:5/1");
+	refused("d:fault=drop_at:1-x");
+	/* more ranges than DROCE_ENGINE_FAULT_AT_MAX */
+	refused("d:fault=drop_at:0/1/2/3/4/5/6/7/8");
+}

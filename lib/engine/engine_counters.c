@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The counter table (include/droce_counters.h, doc/counters.md): every counter's
+ * name, its Soft-RoCE and mlx5 names, what it counts, and where it lives, a
+ * field of struct droce_tqp_stats (per QP, summed per port) or of what a port
+ * counts by itself. Reads run on the engine lcore, between two loop passes, as
+ * control commands: the lcore is the only writer, so what it copies is exact.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "engine_priv.h"
+
+/* What a port counts beside its QPs, gathered for one read. */
+struct port_own {
+	uint64_t send_err;
+	uint64_t rx_not_roce;
+	uint64_t rx_no_qp;
+	uint64_t neigh_requests;
+	uint64_t neigh_failed;
+	uint64_t parse[DROCE_PARSE_STATUS_COUNT];
+};
+
+enum counter_home {
+	HOME_QP,   /* struct droce_tqp_stats: per QP, summed per port */
+	HOME_PORT, /* struct port_own */
+};
+
+struct counter {
+	struct droce_counter_desc desc;
+	enum counter_home home;
+	uint16_t off; /* of the uint64_t in its home */
+};
+
+#define BOTH (DROCE_COUNTER_QP | DROCE_COUNTER_PORT)
+#define QP(field, rxe_name, mlx5_name, text)                                    \
+	{                                                                       \
+		.desc = {.name = #field,                                        \
+			 .rxe = rxe_name,                                       \
+			 .mlx5 = mlx5_name,                                     \
+			 .help = text,                                          \
+			 .scope = BOTH},                                        \
+		.home = HOME_QP, .off = offsetof(struct droce_tqp_stats, field) \
+	}
+#define PORT(field, rxe_name, mlx5_name, text)                             \
+	{                                                                  \
+		.desc = {.name = #field,                                   \
+			 .rxe = rxe_name,                                  \
+			 .mlx5 = mlx5_name,                                \
+			 .help = text,                                     \
+			 .scope = DROCE_COUNTER_PORT},                     \
+		.home = HOME_PORT, .off = offsetof(struct port_own, field) \
+	}
+/* the parser's reasons keep droce_parse_status_name's names (test_counters.c checks) */
+#define PARSE(status, status_name, text, mlx5_name)                                \
+	{                                                                          \
+		.desc = {.name = status_name,                                      \
+			 .mlx5 = mlx5_name,                                        \
+			 .help = text,                                             \
+			 .scope = DROCE_COUNTER_PORT},                             \
+		.home = HOME_PORT, .off = offsetof(struct port_own, parse[status]) \
+	}
+
+static const struct counter table[] = {
+	/* traffic */
+	QP(sent_pkts, "sent_pkts", NULL, "frames QPs sent: requests, responses, ACKs and NAKs"),
+	QP(sent_bytes, NULL, NULL, "bytes of those frames, Ethernet header to ICRC"),
+	QP(rcvd_pkts, "rcvd_pkts", NULL, "frames QPs took in a receiving state"),
+	QP(rcvd_bytes, NULL, NULL, "bytes of those frames, Ethernet header to ICRC"),
+	QP(rdma_sends, "rdma_sends", NULL, "SEND work requests completed successfully"),
+	QP(rdma_recvs, "rdma_recvs", NULL, "receive work requests completed successfully"),
+	QP(rx_write_requests, NULL, "rx_write_requests", "RDMA WRITE messages received"),
+	QP(rx_read_requests, NULL, "rx_read_requests", "RDMA READ requests received"),
+	QP(rx_atomic_requests, NULL, "rx_atomic_requests", "atomic requests received"),
+	/* responder */
+	QP(duplicate_request, "duplicate_request", "duplicate_request",
+	   "requests with a PSN already executed"),
+	QP(out_of_sequence, "out_of_seq_request", "out_of_sequence",
+	   "PSN gaps found; an RC responder sends one NAK sequence error for each"),
+	QP(send_rnr_err, "send_rnr_err", NULL, "RNR NAKs sent: no receive work request posted"),
+	QP(out_of_buffer, NULL, "out_of_buffer",
+	   "UD and UC messages dropped: no receive work request posted"),
+	QP(resp_local_length_error, NULL, "resp_local_length_error",
+	   "messages longer than their receive work request"),
+	QP(resp_remote_access_errors, NULL, "resp_remote_access_errors",
+	   "requests refused for their access (RC: NAK remote access error sent)"),
+	QP(resp_invalid_request, NULL, NULL,
+	   "requests refused as invalid (RC: NAK invalid request sent)"),
+	QP(resp_remote_op_errors, NULL, NULL,
+	   "requests that failed at the responder (RC: NAK remote operational error sent)"),
+	QP(resp_cqe_error, NULL, "resp_cqe_error", "receive completions with an error"),
+	QP(resp_cqe_flush_error, NULL, "resp_cqe_flush_error", "receive completions flushed"),
+	QP(uc_msg_drop, NULL, NULL, "UC packets dropped: bad opcode sequence or length"),
+	QP(bad_state_drop, NULL, NULL, "packets for a QP in RESET, INIT or ERR"),
+	QP(pkey_violations, NULL, NULL, "packets dropped for their P_Key"),
+	QP(qkey_violations, NULL, NULL, "UD packets dropped for their Q_Key"),
+	/* requester and completer */
+	QP(packet_seq_err, "rcvd_seq_err", "packet_seq_err", "NAK sequence errors received"),
+	QP(rnr_nak_retry_err, "rcvd_rnr_err", "rnr_nak_retry_err", "RNR NAKs received and retried"),
+	QP(local_ack_timeout_err, NULL, "local_ack_timeout_err", "ACK timeouts that sent again"),
+	QP(implied_nak_seq_err, NULL, "implied_nak_seq_err",
+	   "READ and atomic responses found missing and asked for again"),
+	QP(completer_retry_err, "completer_retry_err", NULL,
+	   "go-back-N restarts, whatever the cause"),
+	QP(req_transport_retries_exceeded, "retry_exceeded_err", "req_transport_retries_exceeded",
+	   "work requests failed: retry_cnt used up"),
+	QP(req_rnr_retries_exceeded, "retry_rnr_exceeded_err", "req_rnr_retries_exceeded",
+	   "work requests failed: rnr_retry used up"),
+	QP(req_remote_access_errors, NULL, "req_remote_access_errors",
+	   "NAK remote access errors received"),
+	QP(req_remote_invalid_request, NULL, "req_remote_invalid_request",
+	   "NAK invalid requests received"),
+	QP(req_remote_op_errors, NULL, NULL, "NAK remote operational errors received"),
+	QP(req_cqe_error, NULL, "req_cqe_error", "send completions with an error"),
+	QP(req_cqe_flush_error, NULL, "req_cqe_flush_error", "send completions flushed"),
+	QP(rcvd_resp_drop, NULL, NULL,
+	   "responses dropped: duplicate, stale or for no outstanding request"),
+	QP(neigh_miss, NULL, NULL, "sends that waited for their destination's MAC"),
+	QP(neigh_drop, NULL, NULL, "UD sends dropped: their destination never resolved"),
+	/* the port's own */
+	PORT(send_err, "send_err", NULL, "frames the device refused to send"),
+	PORT(rx_not_roce, NULL, NULL, "frames received that are not RoCEv2 (ARP, ND, other)"),
+	PORT(rx_no_qp, NULL, NULL, "RoCEv2 packets for a QP the port does not have"),
+	PORT(neigh_requests, NULL, NULL, "ARP and neighbour solicitation requests sent"),
+	PORT(neigh_failed, NULL, NULL, "address resolutions that got no answer"),
+	PARSE(DROCE_PARSE_TRUNC_L2, "trunc_l2", "frames shorter than their Ethernet header", NULL),
+	PARSE(DROCE_PARSE_TRUNC_IP, "trunc_ip", "frames shorter than their IP header", NULL),
+	PARSE(DROCE_PARSE_BAD_IP_VERSION, "bad_ip_version", "IP version not that of the ethertype",
+	      NULL),
+	PARSE(DROCE_PARSE_BAD_IP_HDR_LEN, "bad_ip_hdr_len", "IPv4 header length below 5 words",
+	      NULL),
+	PARSE(DROCE_PARSE_BAD_IP_LEN, "bad_ip_len",
+	      "IP length beyond the frame or below its headers", NULL),
+	PARSE(DROCE_PARSE_BAD_IP_CSUM, "bad_ip_csum", "IPv4 header checksum wrong", NULL),
+	PARSE(DROCE_PARSE_IP_FRAGMENT, "ip_fragment", "IPv4 fragments to the RoCEv2 port", NULL),
+	PARSE(DROCE_PARSE_TRUNC_UDP, "trunc_udp", "no room for the UDP header", NULL),
+	PARSE(DROCE_PARSE_BAD_UDP_LEN, "bad_udp_len", "UDP length not that of the IP packet", NULL),
+	PARSE(DROCE_PARSE_TRUNC_BTH, "trunc_bth", "no room for the BTH and ICRC", NULL),
+	PARSE(DROCE_PARSE_BAD_BTH_VERSION, "bad_bth_version", "BTH transport version not 0", NULL),
+	PARSE(DROCE_PARSE_BAD_OPCODE, "bad_opcode", "reserved or unsupported opcodes", NULL),
+	PARSE(DROCE_PARSE_TRUNC_EXT_HDR, "trunc_ext_hdr",
+	      "no room for the opcode's extended headers", NULL),
+	PARSE(DROCE_PARSE_BAD_PAD, "bad_pad",
+	      "pad count beyond the payload, or length not 4-aligned", NULL),
+	PARSE(DROCE_PARSE_BAD_PAYLOAD, "bad_payload", "payload on an opcode that carries none",
+	      NULL),
+	PARSE(DROCE_PARSE_PAYLOAD_TOO_LONG, "payload_too_long",
+	      "payload longer than the port's MTU allows", NULL),
+	PARSE(DROCE_PARSE_BAD_ICRC, "icrc_error", "packets whose ICRC is wrong",
+	      "rx_icrc_encapsulated"),
+};
+
+#define TABLE_LEN (sizeof(table) / sizeof(table[0]))
+static_assert(sizeof(struct droce_tqp_stats) % sizeof(uint64_t) == 0,
+	      "the QP counters are an array of uint64_t");
+
+unsigned int droce_counter_count(void)
+{
+	return TABLE_LEN;
+}
+
+const struct droce_counter_desc *droce_counter_desc(unsigned int id)
+{
+	return id < TABLE_LEN ? &table[id].desc : NULL;
+}
+
+int droce_counter_find(const char *name)
+{
+	if (name == NULL)
+		return -EINVAL;
+	for (unsigned int i = 0; i < TABLE_LEN; i++) {
+		const struct droce_counter_desc *d = &table[i].desc;
+
+		if (strcmp(d->name, name) == 0 || (d->rxe != NULL && strcmp(d->rxe, name) == 0) ||
+		    (d->mlx5 != NULL && strcmp(d->mlx5, name) == 0))
+			return (int)i;
+	}
+	return -ENOENT;
+}
+
+static void stats_add(struct droce_tqp_stats *sum, const struct droce_tqp_stats *s)
+{
+	uint64_t *d = (uint64_t *)sum;
+	const uint64_t *v = (const uint64_t *)s;
+
+	for (size_t i = 0; i < sizeof(*s) / sizeof(uint64_t); i++)
+		d[i] += v[i];
+}
+
+static uint64_t home_value(const void *home, uint16_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, (const uint8_t *)home + off, sizeof(v));
+	return v;
+}
+
+/* The counters of @p scope, in id order, from the two homes; returns how many exist. */
+static int counters_fill(uint32_t scope, const struct droce_tqp_stats *qp,
+			 const struct port_own *port, struct droce_counter *c, unsigned int n)
+{
+	unsigned int k = 0;
+
+	for (unsigned int i = 0; i < TABLE_LEN; i++) {
+		if (!(table[i].desc.scope & scope))
+			continue;
+		if (k < n) {
+			c[k].id = i;
+			c[k].name = table[i].desc.name;
+			c[k].value = home_value(table[i].home == HOME_QP ? (const void *)qp
+									 : (const void *)port,
+						table[i].off);
+		}
+		k++;
+	}
+	return (int)k;
+}
+
+int engine_counters_port(struct engine *e, const char *name, struct droce_counter *c,
+			 unsigned int n)
+{
+	struct droce_tqp_stats sum;
+	struct droce_neigh_stats ns;
+	struct port_own own;
+	struct engine_port *p = NULL;
+	unsigned int i;
+
+	for (i = 0; i < e->n_ports && p == NULL; i++)
+		if (strcmp(e->ports[i].conf.name, name) == 0)
+			p = &e->ports[i];
+	if (p == NULL)
+		return -ENOENT;
+	sum = p->retired;
+	for (i = 0; i < e->n_list; i++)
+		if (e->list[i]->port == p)
+			stats_add(&sum, &e->list[i]->tqp.stats);
+	droce_neigh_stats_get(p->neigh, &ns);
+	memset(&own, 0, sizeof(own));
+	own.send_err = p->port.qstats[0].tx_dropped;
+	own.rx_not_roce = p->rx.not_roce;
+	own.rx_no_qp = p->rx.no_qp;
+	own.neigh_requests = ns.requests;
+	own.neigh_failed = ns.failed;
+	memcpy(own.parse, p->rx.parse, sizeof(own.parse));
+	return counters_fill(DROCE_COUNTER_PORT, &sum, &own, c, n);
+}
+
+int engine_counters_qp(struct engine *e, uint32_t qpn, struct droce_counter *c, unsigned int n)
+{
+	struct engine_qp *q = engine_qp_find(e, qpn);
+
+	if (q == NULL)
+		return -ENOENT;
+	return counters_fill(DROCE_COUNTER_QP, &q->tqp.stats, NULL, c, n);
+}
+
+void engine_counters_retire(struct engine_qp *q)
+{
+	stats_add(&q->port->retired, &q->tqp.stats);
+}
+
+int droce_engine_port_counters(const char *port, struct droce_counter *c, unsigned int n)
+{
+	struct engine_cmd cmd = {.type = CMD_COUNTERS_PORT, .name = port, .ctrs = c, .n = n};
+
+	if (port == NULL || (c == NULL && n > 0))
+		return -EINVAL;
+	return engine_cmd_run(&cmd);
+}
+
+int droce_engine_qp_counters(uint32_t qpn, struct droce_counter *c, unsigned int n)
+{
+	struct engine_cmd cmd = {.type = CMD_COUNTERS_QP, .id = qpn, .ctrs = c, .n = n};
+
+	if (c == NULL && n > 0)
+		return -EINVAL;
+	return engine_cmd_run(&cmd);
+}
