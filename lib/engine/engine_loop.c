@@ -101,6 +101,13 @@ static void env_sq_drained(void *arg, void *qp, bool notify)
 		droce_engine.hooks.sq_drained(qp, notify);
 }
 
+static void env_cq_error(void *arg, void *cq)
+{
+	(void)arg;
+	if (droce_engine.hooks.cq_error != NULL)
+		droce_engine.hooks.cq_error(cq);
+}
+
 static void env_srq_limit(void *arg, void *srq, uint32_t left)
 {
 	(void)arg;
@@ -124,6 +131,7 @@ void engine_env_init(struct engine *e, struct engine_port *p)
 		.cq_notify = env_cq_notify,
 		.qp_error = env_qp_error,
 		.sq_drained = env_sq_drained,
+		.cq_error = env_cq_error,
 		.srq_limit = env_srq_limit,
 		.ah = env_ah,
 		.arg = p,

@@ -40,6 +40,7 @@ struct droce_tcq {
 	void *user;       /**< handed back to env->cq_notify (the verbs CQ) */
 	uint64_t cqes;    /**< CQEs written */
 	uint64_t overrun; /**< CQEs lost because the ring was full (a CQ error) */
+	bool errored;     /**< overrun once: IBV_EVENT_CQ_ERR was raised */
 };
 
 /** Address handle as the engine keeps it (ibv_create_ah registered it). */
@@ -77,6 +78,8 @@ struct droce_transport_env {
 	 * @p notify (the modify to SQD asked for it). Optional (NULL: nobody is told).
 	 */
 	void (*sq_drained)(void *arg, void *qp_user, bool notify);
+	/** a CQ overran (its first time): raise IBV_EVENT_CQ_ERR. Optional. */
+	void (*cq_error)(void *arg, void *cq_user);
 	/** an SRQ WQE was taken: check the SRQ limit with the WQEs left */
 	void (*srq_limit)(void *arg, void *srq_user, uint32_t left);
 	/** address handles by id (UD work requests carry the id) */

@@ -137,11 +137,34 @@ bool droce_tcq_post(struct droce_tcq *cq, const struct droce_cqe *cqe)
 	return true;
 }
 
-static void tqp_complete(const struct droce_transport_env *env, struct droce_tcq *cq,
-			 const struct droce_cqe *cqe, bool solicited)
+/*
+ * A completion the CQ had no room for: the CQ is in error (IBV_EVENT_CQ_ERR, once) and the QP
+ * whose completion was lost goes to ERR without an event of its own, as Linux rxe does
+ * (IBA's CQ overrun, class G): its work can no longer be reported in order.
+ */
+static void cq_overrun(const struct droce_transport_env *env, struct droce_tqp *q,
+		       struct droce_tcq *cq)
 {
+	if (!cq->errored) {
+		cq->errored = true;
+		if (env->cq_error != NULL)
+			env->cq_error(env->arg, cq->user);
+	}
+	if (q->rc != NULL)
+		droce_rc_to_error(env, q, 0);
+	else
+		droce_tqp_to_error(env, q, IBV_QPS_ERR, 0);
+}
+
+static void tqp_complete(const struct droce_transport_env *env, struct droce_tqp *q,
+			 struct droce_tcq *cq, const struct droce_cqe *cqe, bool solicited)
+{
+	if (unlikely(!droce_tcq_post(cq, cqe))) {
+		cq_overrun(env, q, cq);
+		return;
+	}
 	/* an unsuccessful completion wakes a solicited-only arm too (ibv_req_notify_cq(3)) */
-	if (droce_tcq_post(cq, cqe) && env->cq_notify != NULL)
+	if (env->cq_notify != NULL)
 		env->cq_notify(env->arg, cq->user, solicited || cqe->status != IBV_WC_SUCCESS);
 }
 
@@ -154,7 +177,7 @@ void droce_tqp_complete_send(const struct droce_transport_env *env, struct droce
 		else
 			q->stats.req_cqe_error++;
 	}
-	tqp_complete(env, q->scq, cqe, false);
+	tqp_complete(env, q, q->scq, cqe, false);
 }
 
 void droce_tqp_complete_recv(const struct droce_transport_env *env, struct droce_tqp *q,
@@ -166,7 +189,7 @@ void droce_tqp_complete_recv(const struct droce_transport_env *env, struct droce
 		q->stats.resp_cqe_flush_error++;
 	else
 		q->stats.resp_cqe_error++;
-	tqp_complete(env, q->rcq, cqe, solicited);
+	tqp_complete(env, q, q->rcq, cqe, solicited);
 }
 
 void droce_tqp_tx(const struct droce_transport_env *env, struct droce_tqp *q, struct rte_mbuf *m)

@@ -28,6 +28,11 @@ static int hook_qp(struct ibv_qp *qp, enum ibv_qp_state state, enum ibv_event_ty
 	return droce_engine_qp_error(qp, state, event);
 }
 
+static int hook_cq_error(struct ibv_cq *cq)
+{
+	return droce_engine_cq_error(cq);
+}
+
 static int hook_drained(struct ibv_qp *qp, bool notify)
 {
 	return droce_engine_qp_drained(qp, notify);
@@ -58,7 +63,8 @@ void droce_embedded_start(struct droce_device *const *devs, int n)
 	struct droce_engine_hooks hooks = {.cq_notify = hook_cq,
 					   .qp_error = hook_qp,
 					   .srq_limit = hook_srq,
-					   .sq_drained = hook_drained};
+					   .sq_drained = hook_drained,
+					   .cq_error = hook_cq_error};
 	struct droce_engine_conf *conf;
 	struct droce_mr_table *keys;
 	int i, rc;

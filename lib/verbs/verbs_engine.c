@@ -89,6 +89,13 @@ int droce_engine_qp_error(struct ibv_qp *ibqp, enum ibv_qp_state state, enum ibv
 	return 0;
 }
 
+int droce_engine_cq_error(struct ibv_cq *ibcq)
+{
+	struct ibv_async_event ev = {.element.cq = ibcq, .event_type = IBV_EVENT_CQ_ERR};
+
+	return droce_async_push(ibcq->context, &ev);
+}
+
 int droce_engine_qp_drained(struct ibv_qp *ibqp, bool notify)
 {
 	struct droce_qp *qp = to_dqp(ibqp);
