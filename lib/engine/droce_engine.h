@@ -24,7 +24,14 @@ extern "C" {
 
 #define DROCE_ENGINE_PORTS_MAX 16
 #define DROCE_ENGINE_ADDR_MAX  8
-#define DROCE_ENGINE_NAME_MAX  64
+#define DROCE_ENGINE_NEIGH_MAX 16
+
+/** A static neighbour: @p ip (IPv6, or IPv4-mapped) always resolves to @p mac. */
+struct droce_engine_neigh {
+	uint8_t ip[16];
+	uint8_t mac[6];
+};
+#define DROCE_ENGINE_NAME_MAX 64
 /** Index ranges of droce_engine_fault_conf.drop_at. */
 #define DROCE_ENGINE_FAULT_AT_MAX 8
 
@@ -69,6 +76,8 @@ struct droce_engine_port_conf {
 	unsigned int n_ipv4, n_ipv6;
 	uint8_t ipv4[DROCE_ENGINE_ADDR_MAX][4];
 	uint8_t ipv6[DROCE_ENGINE_ADDR_MAX][16];
+	unsigned int n_neigh; /**< static neighbour entries: no ARP/ND for these peers */
+	struct droce_engine_neigh neigh[DROCE_ENGINE_NEIGH_MAX];
 	struct droce_engine_fault_conf fault; /**< fault injection on TX (tests, demos) */
 };
 

@@ -179,6 +179,11 @@ static int port_start(struct engine *e, struct engine_port *p)
 	rc = droce_neigh_create(&nc, &p->neigh);
 	if (rc != 0)
 		goto out_close;
+	for (i = 0; i < p->conf.n_neigh; i++) {
+		rc = droce_neigh_add_static(p->neigh, p->conf.neigh[i].ip, p->conf.neigh[i].mac, 0);
+		if (rc != 0)
+			goto out_free_neigh;
+	}
 	rc = engine_fault_create(p);
 	if (rc != 0)
 		goto out_free_neigh;

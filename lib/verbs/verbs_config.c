@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "droce_fault.h"
+#include "droce_wire_hdr.h"
 #include "verbs_priv.h"
 
 static int parse_mac(const char *s, uint8_t mac[6])
@@ -59,6 +60,31 @@ static int parse_ip(struct droce_port_cfg *p, const char *s)
 		return 0;
 	}
 	return -EINVAL;
+}
+
+/* neigh=IP@MAC: a static neighbour entry (IPv4 kept IPv4-mapped, as the GIDs are). */
+static int parse_neigh(struct droce_port_cfg *p, const char *s)
+{
+	struct droce_engine_neigh *n;
+	char ip[INET6_ADDRSTRLEN];
+	const char *at = strchr(s, '@');
+	uint8_t a[4];
+
+	if (at == NULL || (size_t)(at - s) >= sizeof(ip))
+		return -EINVAL;
+	if (p->n_neigh == DROCE_ENGINE_NEIGH_MAX)
+		return -ENOSPC;
+	memcpy(ip, s, (size_t)(at - s));
+	ip[at - s] = '\0';
+	n = &p->neigh[p->n_neigh];
+	if (inet_pton(AF_INET, ip, a) == 1)
+		droce_ipv4_mapped(a, n->ip);
+	else if (inet_pton(AF_INET6, ip, n->ip) != 1)
+		return -EINVAL;
+	if (parse_mac(at + 1, n->mac) != 0 || (n->mac[0] & 1) != 0) /* a unicast MAC */
+		return -EINVAL;
+	p->n_neigh++;
+	return 0;
 }
 
 static int parse_rate(const char *s, double *out)
@@ -170,6 +196,8 @@ static int parse_kv(struct droce_port_cfg *p, char *kv, char *err, size_t errlen
 		rc = parse_mac(val, p->mac);
 	else if (strcmp(kv, "ip") == 0)
 		rc = parse_ip(p, val);
+	else if (strcmp(kv, "neigh") == 0)
+		rc = parse_neigh(p, val);
 	else if (strcmp(kv, "mtu") == 0)
 		rc = parse_u32(val, 576, 9216, &p->eth_mtu);
 	else if (strcmp(kv, "speed") == 0)

@@ -894,3 +894,40 @@ Test(verbs_config, fault_drop_at)
 	/* more ranges than DROCE_ENGINE_FAULT_AT_MAX */
 	refused("d:fault=drop_at:0/1/2/3/4/5/6/7/8");
 }
+
+Test(verbs_config, static_neighbours)
+{
+	static const uint8_t mac[6] = {0x02, 0, 0, 0, 0, 0x02};
+	uint8_t ip6[16];
+
+	cr_assert_eq(
+		parse("droce0:neigh=10.0.0.2@02:00:00:00:00:02,neigh=fd00::2@02:00:00:00:00:02"), 1,
+		"%s", err);
+	cr_assert_eq(ports[0].n_neigh, 2);
+	cr_expect_eq(memcmp(ports[0].neigh[0].ip,
+			    (uint8_t[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 2}, 16),
+		     0, "IPv4 kept IPv4-mapped");
+	cr_expect_eq(memcmp(ports[0].neigh[0].mac, mac, 6), 0);
+	inet_pton(AF_INET6, "fd00::2", ip6);
+	cr_expect_eq(memcmp(ports[0].neigh[1].ip, ip6, 16), 0, "IPv6 as written");
+}
+
+Test(verbs_config, bad_static_neighbours)
+{
+	refused("droce0:neigh=10.0.0.2");                     /* no MAC */
+	refused("droce0:neigh=10.0.0.2@");                    /* empty MAC */
+	refused("droce0:neigh=10.0.0.256@02:00:00:00:00:02"); /* not an address */
+	refused("droce0:neigh=@02:00:00:00:00:02");           /* no address */
+	refused("droce0:neigh=10.0.0.2@01:00:5e:00:00:01");   /* a multicast MAC */
+	refused("droce0:neigh=10.0.0.2@02:00:00:00:00");      /* a short MAC */
+}
+
+Test(verbs_config, too_many_static_neighbours)
+{
+	char text[2048] = "droce0:";
+
+	for (int i = 0; i <= DROCE_ENGINE_NEIGH_MAX; i++)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+			 "%sneigh=10.0.0.%d@02:00:00:00:00:02", i ? "," : "", i + 1);
+	refused(text);
+}
