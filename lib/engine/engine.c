@@ -238,6 +238,9 @@ static void engine_teardown(struct engine *e)
 
 	for (i = 0; i < e->n_ports; i++) {
 		engine_fault_drain(&e->ports[i]);
+		for (unsigned int k = 0; k < e->ports[i].n_unres; k++)
+			rte_pktmbuf_free(e->ports[i].unres[k].m);
+		e->ports[i].n_unres = 0;
 		while (e->ports[i].loop_head != e->ports[i].loop_tail)
 			rte_pktmbuf_free(
 				e->ports[i].loop[e->ports[i].loop_head++ & (ENGINE_LOOP_RING - 1)]);

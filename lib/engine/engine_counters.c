@@ -19,6 +19,10 @@ struct port_own {
 	uint64_t rx_no_qp;
 	uint64_t neigh_requests;
 	uint64_t neigh_failed;
+	uint64_t neigh_queued;
+	uint64_t neigh_queue_dropped;
+	uint64_t loopback_pkts;
+	uint64_t loopback_dropped;
 	uint64_t parse[DROCE_PARSE_STATUS_COUNT];
 };
 
@@ -117,13 +121,19 @@ static const struct counter table[] = {
 	QP(rcvd_resp_drop, NULL, NULL,
 	   "responses dropped: duplicate, stale or for no outstanding request"),
 	QP(neigh_miss, NULL, NULL, "sends that waited for their destination's MAC"),
-	QP(neigh_drop, NULL, NULL, "UD sends dropped: their destination never resolved"),
+	QP(neigh_drop, NULL, NULL,
+	   "packets dropped at once: nobody answered for their destination's address"),
 	/* the port's own */
 	PORT(send_err, "send_err", NULL, "frames the device refused to send"),
 	PORT(rx_not_roce, NULL, NULL, "frames received that are not RoCEv2 (ARP, ND, other)"),
 	PORT(rx_no_qp, NULL, NULL, "RoCEv2 packets for a QP the port does not have"),
 	PORT(neigh_requests, NULL, NULL, "ARP and neighbour solicitation requests sent"),
 	PORT(neigh_failed, NULL, NULL, "address resolutions that got no answer"),
+	PORT(neigh_queued, NULL, NULL, "UD frames that waited for their destination's MAC"),
+	PORT(neigh_queue_dropped, NULL, NULL,
+	     "of those, dropped: never resolved in time, or the queue was full"),
+	PORT(loopback_pkts, NULL, NULL, "frames to the port's own address, looped back"),
+	PORT(loopback_dropped, NULL, NULL, "looped frames dropped: the loopback ring was full"),
 	PARSE(DROCE_PARSE_TRUNC_L2, "trunc_l2", "frames shorter than their Ethernet header", NULL),
 	PARSE(DROCE_PARSE_TRUNC_IP, "trunc_ip", "frames shorter than their IP header", NULL),
 	PARSE(DROCE_PARSE_BAD_IP_VERSION, "bad_ip_version", "IP version not that of the ethertype",
@@ -242,6 +252,10 @@ int engine_counters_port(struct engine *e, const char *name, struct droce_counte
 	own.rx_no_qp = p->rx.no_qp;
 	own.neigh_requests = ns.requests;
 	own.neigh_failed = ns.failed;
+	own.neigh_queued = p->unres_queued;
+	own.neigh_queue_dropped = p->unres_dropped;
+	own.loopback_pkts = p->loop_pkts;
+	own.loopback_dropped = p->loop_dropped;
 	memcpy(own.parse, p->rx.parse, sizeof(own.parse));
 	return counters_fill(DROCE_COUNTER_PORT, &sum, &own, c, n);
 }

@@ -79,7 +79,57 @@ static int env_neigh(void *arg, const uint8_t ip[16], uint8_t mac[6])
 			}
 		}
 	}
-	return rc == -EHOSTUNREACH || rc == -ENOSPC ? -EAGAIN : rc;
+	/* a full table is a wait; a failed resolution (-EHOSTUNREACH) is the caller's loss */
+	return rc == -ENOSPC ? -EAGAIN : rc;
+}
+
+static void env_tx_unresolved(void *arg, struct rte_mbuf *m, const uint8_t ip[16])
+{
+	struct engine_port *p = arg;
+	struct engine_unres *u;
+
+	droce_engine.stats.tx_pkts++;
+	p->unres_queued++;
+	if (p->n_unres == ENGINE_UNRES_MAX) {
+		p->unres_dropped++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	u = &p->unres[p->n_unres++];
+	u->m = m;
+	u->since_us = now_us(&droce_engine);
+	memcpy(u->ip, ip, 16);
+}
+
+/* Frames waiting for a MAC: sent once it is known, dropped when resolution fails or lasts. */
+static unsigned int unres_flush(struct engine_port *p, uint64_t now)
+{
+	unsigned int i, kept = 0, done = 0;
+
+	for (i = 0; i < p->n_unres; i++) {
+		struct engine_unres *u = &p->unres[i];
+		uint8_t mac[6];
+		int rc = droce_neigh_resolve(p->neigh, u->ip, now, mac);
+
+		if (rc == 0) {
+			struct rte_ether_hdr *eth = rte_pktmbuf_mtod(u->m, struct rte_ether_hdr *);
+
+			/* the Ethernet header is outside the ICRC: the frame is final as it is */
+			memcpy(eth->dst_addr.addr_bytes, mac, 6);
+			engine_port_tx(p, u->m);
+			done++;
+		} else if (rc == -EAGAIN &&
+			   (now < u->since_us || now - u->since_us < ENGINE_UNRES_WAIT_US)) {
+			/* (queued during this pass: its time is later than the pass's now) */
+			p->unres[kept++] = *u;
+		} else {
+			p->unres_dropped++;
+			rte_pktmbuf_free(u->m);
+			done++;
+		}
+	}
+	p->n_unres = kept;
+	return done;
 }
 
 static void env_cq_notify(void *arg, void *cq, bool solicited)
@@ -127,6 +177,7 @@ void engine_env_init(struct engine *e, struct engine_port *p)
 		.keys = e->keys,
 		.port = &p->addr,
 		.tx = env_tx,
+		.tx_unresolved = env_tx_unresolved,
 		.neigh = env_neigh,
 		.cq_notify = env_cq_notify,
 		.qp_error = env_qp_error,
@@ -270,6 +321,8 @@ int engine_lcore_main(void *arg)
 			work += (unsigned int)fired;
 		for (i = 0; i < e->n_ports; i++) {
 			neigh_requests(&e->ports[i], now);
+			if (e->ports[i].n_unres > 0)
+				work += unres_flush(&e->ports[i], now);
 			/* the partial burst, and held frames that are due */
 			if (unlikely(e->ports[i].fault != NULL))
 				work += engine_fault_flush(&e->ports[i], now);

@@ -21,6 +21,17 @@
 
 /** Frames a port's local loopback holds at most (a power of two). */
 #define ENGINE_LOOP_RING 1024
+/** UD frames a port keeps waiting for their destination's MAC, and for how long. */
+#define ENGINE_UNRES_MAX 64
+/* longer than a resolution takes (3 requests, 1 s apart): a failed one drops them first */
+#define ENGINE_UNRES_WAIT_US 5000000u
+
+/** A frame waiting for its destination's MAC. */
+struct engine_unres {
+	struct rte_mbuf *m;
+	uint64_t since_us;
+	uint8_t ip[16];
+};
 
 /** What a port's RX path drops before any QP sees it (written by the lcore). */
 struct engine_port_rx {
@@ -49,6 +60,10 @@ struct engine_port {
 	uint32_t loop_head, loop_tail;
 	uint64_t loop_pkts, loop_dropped;
 	struct rte_mbuf *loop[ENGINE_LOOP_RING];
+	/* UD frames waiting for a MAC (env->tx_unresolved), lcore-private, in arrival order */
+	uint32_t n_unres;
+	uint64_t unres_queued, unres_dropped;
+	struct engine_unres unres[ENGINE_UNRES_MAX];
 	struct engine_port_rx rx;
 	/* what the port's QPs counted before they were destroyed or reset: the port's sums
 	 * go on from there (engine_counters.c) */

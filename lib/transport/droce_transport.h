@@ -65,8 +65,17 @@ struct droce_transport_env {
 	const struct droce_tport_addr *port;
 	/** hand a built frame to the port (queued, sent at the loop's TX flush) */
 	void (*tx)(void *arg, struct rte_mbuf *m);
-	/** MAC of an IP (IPv4-mapped for IPv4); 0, or -EAGAIN while being resolved */
+	/**
+	 * MAC of an IP (IPv4-mapped for IPv4): 0; -EAGAIN while it is being resolved;
+	 * -EHOSTUNREACH when resolution just failed (nobody answers: what is sent is lost)
+	 */
 	int (*neigh)(void *arg, const uint8_t ip[16], uint8_t mac[6]);
+	/**
+	 * Optional: take a built frame whose destination MAC is not known yet; the port sends
+	 * it once @p ip resolves, or drops it (counted) when resolution fails. As an IP stack
+	 * queues datagrams on an unresolved neighbour, so a UD send queue never waits on one.
+	 */
+	void (*tx_unresolved)(void *arg, struct rte_mbuf *m, const uint8_t ip[16]);
 	/** after CQEs were written: let the verbs layer signal an armed channel */
 	void (*cq_notify)(void *arg, void *cq_user, bool solicited);
 	/** the QP moved to SQE/ERR by itself: tell the verbs layer (and raise @p event) */

@@ -21,7 +21,6 @@ int droce_path_addr(const struct droce_transport_env *env, const struct ibv_glob
 		    uint32_t qpn, uint32_t dqpn, struct droce_addr *a)
 {
 	const union ibv_gid *sgid;
-	int rc;
 
 	if (grh->sgid_index >= env->port->gid_count)
 		return -EINVAL;
@@ -29,9 +28,6 @@ int droce_path_addr(const struct droce_transport_env *env, const struct ibv_glob
 	if (gid_is_ipv4(sgid) != gid_is_ipv4(&grh->dgid))
 		return -EINVAL; /* no IPv4 packet between an IPv4 and an IPv6 address */
 	memset(a, 0, sizeof(*a));
-	rc = env->neigh(env->arg, grh->dgid.raw, a->dst_mac);
-	if (rc != 0)
-		return rc;
 	memcpy(a->src_mac, env->port->mac, 6);
 	a->ipv6 = !gid_is_ipv4(sgid);
 	if (a->ipv6) {
@@ -47,5 +43,7 @@ int droce_path_addr(const struct droce_transport_env *env, const struct ibv_glob
 	a->ttl = grh->hop_limit ? grh->hop_limit : 64;
 	a->udp_sport = droce_udp_sport_for_qps(grh->flow_label, qpn, dqpn);
 	a->udp_dport = DROCE_ROCEV2_UDP_PORT;
-	return 0;
+	/* last: on -EAGAIN/-EHOSTUNREACH the rest of @p a is valid (a frame may wait for its
+	 * MAC, or be accounted as lost) */
+	return env->neigh(env->arg, grh->dgid.raw, a->dst_mac);
 }

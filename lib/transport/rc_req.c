@@ -219,12 +219,16 @@ static int send_pkt(const struct droce_transport_env *env, struct droce_tqp *q, 
 	struct rte_mbuf *m;
 	uint8_t *payload;
 	uint32_t len, hi;
+	bool lost;
 	int rc;
 
 	rc = droce_rc_addr(env, q, &a);
 	if (rc == -EAGAIN)
 		return -EAGAIN;
-	if (rc != 0)
+	/* nobody answers for the peer's address: the packet goes as into a dead link, and
+	 * the retransmission timer ends it (RETRY_EXC_ERR) unless the peer comes back */
+	lost = rc == -EHOSTUNREACH;
+	if (rc != 0 && !lost)
 		return -EIO;
 	pkt_fields(q, w, k, &f, &len);
 	m = droce_rc_frame(env, &a, &f, len, &payload);
@@ -243,8 +247,13 @@ static int send_pkt(const struct droce_transport_env *env, struct droce_tqp *q, 
 			return -EACCES;
 		}
 	}
-	droce_rc_frame_seal(m, &a);
-	droce_tqp_tx(env, q, m);
+	if (unlikely(lost)) {
+		q->stats.neigh_drop++;
+		rte_pktmbuf_free(m);
+	} else {
+		droce_rc_frame_seal(m, &a);
+		droce_tqp_tx(env, q, m);
+	}
 	/* a READ request stands for every PSN of its response */
 	hi = h->op == DROCE_WQE_READ ? rc_psn_add(w->first_psn, w->npkts) : rc_psn_add(f.psn, 1);
 	if (rc_psn_cmp(hi, q->rc->sent_hi) > 0)

@@ -146,6 +146,7 @@ int droce_ud_send(const struct droce_transport_env *env, struct droce_tqp *q, ui
 		struct rte_mbuf *m;
 		enum ibv_wc_status st;
 		uint32_t qkey;
+		bool unresolved;
 		int rc;
 
 		memcpy(&w, droce_ring_cons_slot(&q->sq, 0), q->sq.slot_size);
@@ -156,7 +157,19 @@ int droce_ud_send(const struct droce_transport_env *env, struct droce_tqp *q, ui
 			continue;
 		}
 		rc = ud_addr(env, q, ah, w.hdr.u.ud.remote_qpn, &a);
-		if (rc == -EAGAIN) {
+		if (rc == -EHOSTUNREACH) {
+			/* nobody answered for it a moment ago: lost, as on a wire (UD) */
+			q->stats.neigh_drop++;
+			ud_send_done(env, q, &w, IBV_WC_SUCCESS);
+			done++;
+			continue;
+		}
+		unresolved = rc == -EAGAIN && env->tx_unresolved != NULL;
+		if (unresolved) {
+			/* built now, sent by the port once the MAC is known: nothing waits here */
+			q->stats.neigh_miss++;
+			rc = 0;
+		} else if (rc == -EAGAIN) {
 			/* wait for the neighbour; UD is unreliable: give up after a while */
 			if (q->neigh_tries++ == 0) {
 				q->neigh_since = now_us;
@@ -186,7 +199,13 @@ int droce_ud_send(const struct droce_transport_env *env, struct droce_tqp *q, ui
 			done++;
 			continue;
 		}
-		droce_tqp_tx(env, q, m);
+		if (unresolved) {
+			q->stats.sent_pkts++;
+			q->stats.sent_bytes += m->pkt_len;
+			env->tx_unresolved(env->arg, m, ah->attr.grh.dgid.raw);
+		} else {
+			droce_tqp_tx(env, q, m);
+		}
 		q->stats.rdma_sends++;
 		q->sq_psn = (q->sq_psn + 1) & DROCE_PSN_MASK;
 		ud_send_done(env, q, &w, IBV_WC_SUCCESS);

@@ -810,15 +810,23 @@ Test(counters, ud_unresolved_destination_dropped)
 	to_nobody = ibv_create_ah(e0.pd, &ah);
 	cr_assert_not_null(to_nobody);
 	post_ud(&e0, to_nobody, 5, 1, 100, QKEY);
-	/* about three seconds: three ARP requests a second apart, then the send is given up */
+	/* the frame waits in the port's queue, not the send queue: UD completes at once */
 	cr_expect_eq(wait_wc(e0.cq, 1).status, IBV_WC_SUCCESS, "UD completes, delivered or not");
+	/* about three seconds: three ARP requests a second apart, then the frame is dropped */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (port_ctr(&e0, "neigh_failed") == 0)
-		cr_assert_lt(elapsed(&t0), LIVENESS, "the resolution never failed");
+	while (port_ctr(&e0, "neigh_queue_dropped") == 0)
+		cr_assert_lt(elapsed(&t0), LIVENESS, "the waiting frame was never dropped");
 	quiet();
 	cr_expect_eq(qp_ctr(&e0, "neigh_miss"), 1);
-	cr_expect_eq(qp_ctr(&e0, "neigh_drop"), 1);
-	cr_expect_eq(qp_ctr(&e0, "sent_pkts"), 0);
+	cr_expect_eq(qp_ctr(&e0, "sent_pkts"), 1, "built, handed to the port");
+	cr_expect_eq(port_ctr(&e0, "neigh_queued"), 1);
+	cr_expect_eq(port_ctr(&e0, "neigh_queue_dropped"), 1);
 	cr_expect_eq(port_ctr(&e0, "neigh_requests"), 3);
 	cr_expect_eq(port_ctr(&e0, "neigh_failed"), 1);
+	/* a send to it now, while it is known to be dead, is dropped at once */
+	post_ud(&e0, to_nobody, 6, 1, 100, QKEY);
+	cr_expect_eq(wait_wc(e0.cq, 1).status, IBV_WC_SUCCESS);
+	quiet();
+	cr_expect_eq(qp_ctr(&e0, "neigh_drop"), 1, "dropped without waiting");
+	cr_expect_eq(port_ctr(&e0, "neigh_queued"), 1, "not queued");
 }
