@@ -76,6 +76,7 @@ struct droce_engine_port_conf {
 	unsigned int n_ipv4, n_ipv6;
 	uint8_t ipv4[DROCE_ENGINE_ADDR_MAX][4];
 	uint8_t ipv6[DROCE_ENGINE_ADDR_MAX][16];
+	char capture[256];    /**< a pcap file to record the port to from the start, or empty */
 	unsigned int n_neigh; /**< static neighbour entries: no ARP/ND for these peers */
 	struct droce_engine_neigh neigh[DROCE_ENGINE_NEIGH_MAX];
 	struct droce_engine_fault_conf fault; /**< fault injection on TX (tests, demos) */
@@ -125,6 +126,17 @@ bool droce_engine_running(void);
  * when it does not run): after a key was invalidated, no packet still uses it.
  */
 void droce_engine_sync(void);
+
+/**
+ * Start (or restart, to a new file) or stop recording a port: every frame the port's
+ * device receives and every frame the engine gives it (before a fault injector) go to
+ * @p path as pcap with nanosecond timestamps, written by a thread of their own; the
+ * lcore never waits for it (a full ring drops, counted: capture_dropped).
+ * @param path the file (created, truncated), or NULL to stop
+ * @return 0; -EINVAL (NULL port); -ENOENT (no such port); -ENODEV (no engine);
+ *   -errno of creating the file.
+ */
+int droce_engine_capture(const char *port, const char *path);
 
 struct droce_engine_port_info {
 	bool link_up;

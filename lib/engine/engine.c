@@ -179,6 +179,11 @@ static int port_start(struct engine *e, struct engine_port *p)
 	rc = droce_neigh_create(&nc, &p->neigh);
 	if (rc != 0)
 		goto out_close;
+	if (p->conf.capture[0] != '\0') {
+		rc = droce_capture_open(p->conf.capture, 0, &p->cap);
+		if (rc != 0)
+			goto out_free_neigh;
+	}
 	for (i = 0; i < p->conf.n_neigh; i++) {
 		rc = droce_neigh_add_static(p->neigh, p->conf.neigh[i].ip, p->conf.neigh[i].mac, 0);
 		if (rc != 0)
@@ -193,6 +198,8 @@ static int port_start(struct engine *e, struct engine_port *p)
 	return 0;
 
 out_free_neigh:
+	droce_capture_close(p->cap);
+	p->cap = NULL;
 	droce_neigh_free(p->neigh);
 	p->neigh = NULL;
 out_close:
@@ -238,6 +245,8 @@ static void engine_teardown(struct engine *e)
 
 	for (i = 0; i < e->n_ports; i++) {
 		engine_fault_drain(&e->ports[i]);
+		droce_capture_close(e->ports[i].cap);
+		e->ports[i].cap = NULL;
 		for (unsigned int k = 0; k < e->ports[i].n_unres; k++)
 			rte_pktmbuf_free(e->ports[i].unres[k].m);
 		e->ports[i].n_unres = 0;
@@ -348,6 +357,11 @@ static void engine_stop(bool full)
 	}
 	__atomic_store_n(&e->running, false, __ATOMIC_RELEASE);
 	rte_eal_wait_lcore(e->lcore);
+	/* even the light stop at exit finishes the capture files: the lcore no longer writes */
+	for (unsigned int i = 0; i < e->n_ports; i++) {
+		droce_capture_close(e->ports[i].cap);
+		e->ports[i].cap = NULL;
+	}
 	if (full)
 		engine_teardown(e);
 	eal_finish(e, full);

@@ -23,6 +23,8 @@ struct port_own {
 	uint64_t neigh_queue_dropped;
 	uint64_t loopback_pkts;
 	uint64_t loopback_dropped;
+	uint64_t capture_frames;
+	uint64_t capture_dropped;
 	uint64_t parse[DROCE_PARSE_STATUS_COUNT];
 };
 
@@ -134,6 +136,8 @@ static const struct counter table[] = {
 	     "of those, dropped: never resolved in time, or the queue was full"),
 	PORT(loopback_pkts, NULL, NULL, "frames to the port's own address, looped back"),
 	PORT(loopback_dropped, NULL, NULL, "looped frames dropped: the loopback ring was full"),
+	PORT(capture_frames, NULL, NULL, "frames offered to the port's capture"),
+	PORT(capture_dropped, NULL, NULL, "of those, not recorded: the capture's ring was full"),
 	PARSE(DROCE_PARSE_TRUNC_L2, "trunc_l2", "frames shorter than their Ethernet header", NULL),
 	PARSE(DROCE_PARSE_TRUNC_IP, "trunc_ip", "frames shorter than their IP header", NULL),
 	PARSE(DROCE_PARSE_BAD_IP_VERSION, "bad_ip_version", "IP version not that of the ethertype",
@@ -256,6 +260,13 @@ int engine_counters_port(struct engine *e, const char *name, struct droce_counte
 	own.neigh_queue_dropped = p->unres_dropped;
 	own.loopback_pkts = p->loop_pkts;
 	own.loopback_dropped = p->loop_dropped;
+	if (p->cap != NULL) {
+		struct droce_capture_stats cs;
+
+		droce_capture_stats_get(p->cap, &cs);
+		own.capture_frames = cs.frames;
+		own.capture_dropped = cs.dropped;
+	}
 	memcpy(own.parse, p->rx.parse, sizeof(own.parse));
 	return counters_fill(DROCE_COUNTER_PORT, &sum, &own, c, n);
 }

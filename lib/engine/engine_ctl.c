@@ -216,6 +216,17 @@ static int apply(struct engine *e, struct engine_cmd *c)
 		return engine_counters_port(e, c->name, c->ctrs, c->n);
 	case CMD_COUNTERS_QP:
 		return engine_counters_qp(e, c->id, c->ctrs, c->n);
+	case CMD_CAPTURE: {
+		struct engine_port *p = port_by_name(e, c->name);
+		struct droce_capture *old;
+
+		if (p == NULL)
+			return -ENOENT;
+		old = p->cap;
+		p->cap = c->obj;
+		c->obj = old; /* closed by the caller, off the lcore */
+		return 0;
+	}
 	default:
 		return -EINVAL;
 	}
@@ -337,4 +348,28 @@ int droce_engine_ah_del(uint32_t id)
 	struct engine_cmd c = {.type = CMD_AH_DEL, .id = id};
 
 	return engine_cmd_run(&c);
+}
+
+int droce_engine_capture(const char *port, const char *path)
+{
+	struct engine_cmd c = {.type = CMD_CAPTURE, .name = port};
+	struct droce_capture *cap = NULL;
+	int rc;
+
+	if (port == NULL)
+		return -EINVAL;
+	/* the file is opened here, not on the lcore: it makes system calls */
+	if (path != NULL) {
+		rc = droce_capture_open(path, 0, &cap);
+		if (rc != 0)
+			return rc;
+	}
+	c.obj = cap;
+	rc = engine_cmd_run(&c);
+	if (rc != 0) {
+		droce_capture_close(cap);
+		return rc;
+	}
+	droce_capture_close(c.obj); /* the one it replaced, if any */
+	return 0;
 }

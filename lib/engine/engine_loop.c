@@ -30,6 +30,8 @@ static uint64_t now_us(const struct engine *e)
 /* Every frame the engine sends on a port: through the fault injector when it has one. */
 void engine_port_tx(struct engine_port *p, struct rte_mbuf *m)
 {
+	if (unlikely(p->cap != NULL))
+		droce_capture_frame(p->cap, m);
 	if (unlikely(p->fault != NULL)) {
 		engine_fault_tx(p, m);
 		return;
@@ -256,6 +258,8 @@ static unsigned int rx_port(struct engine *e, struct engine_port *p, uint64_t no
 	for (i = 0; i < n; i++) {
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		if (unlikely(p->cap != NULL))
+			droce_capture_frame(p->cap, pkts[i]);
 		rx_one(e, p, &cfg, pkts[i], now);
 	}
 	/* the loopback ring: what was queued before this pass, what it queues waits */

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "droce_counters.h"
+#include "droce_capture.h"
 #include "droce_engine.h"
 #include "droce_fault.h"
 #include "droce_neigh.h"
@@ -50,6 +51,8 @@ struct engine_port {
 	uint32_t pool_avail_start; /* free mbufs once the port was up */
 	/* TX fault injection: NULL on the fast path (the only test it costs) */
 	struct droce_fault *fault;
+	/* capture of what the device receives and is given: NULL on the fast path */
+	struct droce_capture *cap;
 	uint16_t fault_n; /* frames waiting in fault_in for the injector */
 	struct rte_mbuf *fault_in[DROCE_PORT_BURST];
 	/*
@@ -108,6 +111,7 @@ enum engine_cmd_type {
 	CMD_AH_DEL,
 	CMD_COUNTERS_PORT,
 	CMD_COUNTERS_QP,
+	CMD_CAPTURE, /* swap a port's capture (obj: the new one or NULL; the old one back in obj) */
 };
 
 struct engine_cmd {

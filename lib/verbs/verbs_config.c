@@ -196,6 +196,11 @@ static int parse_kv(struct droce_port_cfg *p, char *kv, char *err, size_t errlen
 		rc = parse_mac(val, p->mac);
 	else if (strcmp(kv, "ip") == 0)
 		rc = parse_ip(p, val);
+	else if (strcmp(kv, "capture") == 0)
+		rc = val[0] != '\0' && (size_t)snprintf(p->capture, sizeof(p->capture), "%s", val) <
+					       sizeof(p->capture)
+			     ? 0
+			     : -EINVAL;
 	else if (strcmp(kv, "neigh") == 0)
 		rc = parse_neigh(p, val);
 	else if (strcmp(kv, "mtu") == 0)

@@ -55,6 +55,7 @@ static void port_conf(const struct droce_port_cfg *c, struct droce_engine_port_c
 	memcpy(p->ipv4, c->ipv4, p->n_ipv4 * 4);
 	p->n_ipv6 = c->n_ipv6 < DROCE_ENGINE_ADDR_MAX ? c->n_ipv6 : DROCE_ENGINE_ADDR_MAX;
 	memcpy(p->ipv6, c->ipv6, p->n_ipv6 * 16);
+	snprintf(p->capture, sizeof(p->capture), "%s", c->capture);
 	p->n_neigh = c->n_neigh;
 	memcpy(p->neigh, c->neigh, sizeof(p->neigh));
 	p->fault = c->fault;

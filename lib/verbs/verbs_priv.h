@@ -50,6 +50,7 @@ struct droce_port_cfg {
 	uint8_t ipv4[DROCE_PORT_ADDR_MAX][4];
 	unsigned int n_ipv6;
 	uint8_t ipv6[DROCE_PORT_ADDR_MAX][16];
+	char capture[256];    /**< capture=FILE: record the port to a pcap file */
 	unsigned int n_neigh; /**< neigh=IP@MAC: static neighbour entries */
 	struct droce_engine_neigh neigh[DROCE_ENGINE_NEIGH_MAX];
 	struct droce_engine_fault_conf fault; /**< fault= (TX fault injection) */
@@ -60,7 +61,8 @@ struct droce_port_cfg {
 /**
  * Parse a device list: devices separated by blanks or ';', each
  * "NAME:key=value,key=value...". Keys: mac, ip (IPv4 or IPv6, repeatable),
- * mtu, speed, vdev (commas of its devargs written as '+'), link, neigh (IP@MAC, repeatable), fault
+ * mtu, speed, vdev (commas of its devargs written as '+'), link, neigh (IP@MAC, repeatable),
+ * capture (a pcap file), fault
  * ('+'-separated kind:value items, doc/verbs.md). Returns the
  * device count or -EINVAL with a message in
  * @p err.

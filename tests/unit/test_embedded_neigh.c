@@ -7,162 +7,21 @@
  * the sends behind it go at once and it is dropped when resolution fails; an RC QP to it
  * ends in RETRY_EXC_ERR instead of waiting for ever.
  */
-#include <criterion/criterion.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <infiniband/verbs.h>
-
-#include <droce_counters.h>
+#include "ud_pair.h"
 
 #define LINK                                                                      \
 	"droce0:mac=02:00:00:00:00:01,ip=10.0.0.1,ip=fd00::1,mtu=1500,link=l0%s " \
 	"droce1:mac=02:00:00:00:00:02,ip=10.0.0.2,ip=fd00::2,mtu=1500,link=l0"
 #define STATIC ",neigh=10.0.0.2@02:00:00:00:00:02,neigh=fd00::2@02:00:00:00:00:02"
-#define QKEY   0x11111111u
-
-struct end {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	uint8_t buf[4096];
-};
-
-static struct end e0, e1;
-
-static void end_open(struct end *x, struct ibv_device *dev)
-{
-	struct ibv_qp_init_attr ia = {
-		.cap = {.max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1},
-		.qp_type = IBV_QPT_UD,
-	};
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
-
-	x->ctx = ibv_open_device(dev);
-	cr_assert_not_null(x->ctx);
-	x->pd = ibv_alloc_pd(x->ctx);
-	x->cq = ibv_create_cq(x->ctx, 16, NULL, NULL, 0);
-	cr_assert_not_null(x->cq);
-	ia.send_cq = ia.recv_cq = x->cq;
-	x->qp = ibv_create_qp(x->pd, &ia);
-	cr_assert_not_null(x->qp);
-	x->mr = ibv_reg_mr(x->pd, x->buf, sizeof(x->buf), IBV_ACCESS_LOCAL_WRITE);
-	cr_assert_not_null(x->mr);
-	cr_assert_eq(ibv_modify_qp(x->qp, &a,
-				   IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
-		     0);
-	a.qp_state = IBV_QPS_RTR;
-	cr_assert_eq(ibv_modify_qp(x->qp, &a, IBV_QP_STATE), 0);
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0;
-	cr_assert_eq(ibv_modify_qp(x->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
-}
 
 static void open_both(bool with_static)
 {
 	char devices[512];
-	struct ibv_device **list;
-	int n;
 
 	snprintf(devices, sizeof(devices), LINK, with_static ? STATIC : "");
-	setenv("DROCE_DEVICES", devices, 1);
-	list = ibv_get_device_list(&n);
-	cr_assert_eq(n, 2);
-	end_open(&e0, list[0]);
-	end_open(&e1, list[1]);
-	ibv_free_device_list(list);
-}
-
-static struct ibv_wc wait_wc(struct ibv_cq *cq)
-{
-	struct timespec t0, t;
-	struct ibv_wc wc;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		if (ibv_poll_cq(cq, 1, &wc) == 1)
-			return wc;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		cr_assert_lt(t.tv_sec - t0.tv_sec, 20, "no completion");
-	}
-}
-
-static struct ibv_ah *ah_to(const union ibv_gid *dgid, int sgid_index)
-{
-	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
-	struct ibv_ah *ah;
-
-	aa.grh.dgid = *dgid;
-	aa.grh.sgid_index = (uint8_t)sgid_index;
-	aa.grh.hop_limit = 64;
-	ah = ibv_create_ah(e0.pd, &aa);
-	cr_assert_not_null(ah);
-	return ah;
-}
-
-static void post_ud(struct ibv_ah *ah, uint64_t id)
-{
-	struct ibv_sge ss = {.addr = (uintptr_t)e0.buf, .length = 100, .lkey = e0.mr->lkey};
-	struct ibv_send_wr swr = {.wr_id = id,
-				  .sg_list = &ss,
-				  .num_sge = 1,
-				  .opcode = IBV_WR_SEND,
-				  .send_flags = IBV_SEND_SIGNALED},
-			   *sbad;
-
-	swr.wr.ud.ah = ah;
-	swr.wr.ud.remote_qpn = e1.qp->qp_num;
-	swr.wr.ud.remote_qkey = QKEY;
-	cr_assert_eq(ibv_post_send(e0.qp, &swr, &sbad), 0);
-}
-
-/* One UD SEND from droce0 to droce1 through droce1's GID @p gid_index. */
-static void send_one(int gid_index)
-{
-	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
-	struct ibv_sge rs = {.addr = (uintptr_t)e1.buf, .length = 1064, .lkey = e1.mr->lkey};
-	struct ibv_sge ss = {.addr = (uintptr_t)e0.buf, .length = 100, .lkey = e0.mr->lkey};
-	struct ibv_recv_wr rwr = {.wr_id = 1, .sg_list = &rs, .num_sge = 1}, *rbad;
-	struct ibv_send_wr swr = {.wr_id = 2,
-				  .sg_list = &ss,
-				  .num_sge = 1,
-				  .opcode = IBV_WR_SEND,
-				  .send_flags = IBV_SEND_SIGNALED},
-			   *sbad;
-	struct ibv_ah *ah;
-
-	cr_assert_eq(ibv_query_gid(e1.ctx, 1, gid_index, &aa.grh.dgid), 0);
-	aa.grh.sgid_index = (uint8_t)gid_index;
-	aa.grh.hop_limit = 64;
-	ah = ibv_create_ah(e0.pd, &aa);
-	cr_assert_not_null(ah);
-	cr_assert_eq(ibv_post_recv(e1.qp, &rwr, &rbad), 0);
-	swr.wr.ud.ah = ah;
-	swr.wr.ud.remote_qpn = e1.qp->qp_num;
-	swr.wr.ud.remote_qkey = QKEY;
-	cr_assert_eq(ibv_post_send(e0.qp, &swr, &sbad), 0);
-	cr_expect_eq(wait_wc(e0.cq).status, IBV_WC_SUCCESS);
-	cr_expect_eq(wait_wc(e1.cq).byte_len, 100 + 40, "delivered");
-}
-
-static uint64_t port_counter(struct ibv_context *ctx, const char *name)
-{
-	struct droce_counter c[128];
-	int id = droce_counter_find(name);
-	int n = droce_port_counters(ctx, 1, c, 128);
-
-	cr_assert_geq(id, 0);
-	cr_assert_gt(n, 0);
-	for (int i = 0; i < n && i < 128; i++)
-		if (c[i].id == (uint32_t)id)
-			return c[i].value;
-	cr_assert_fail("no %s counter", name);
-	return 0;
+	ud_pair_open(devices);
 }
 
 static uint64_t neigh_requests(struct ibv_context *ctx)
