@@ -1,0 +1,51 @@
+"""A tcpdump capture of the link's bridge (all of droce's and the peer's frames,
+the out-of-band TCP too) and droce-pcap's verdict on it."""
+
+import json
+import subprocess
+import time
+
+
+class CaptureError(Exception):
+    pass
+
+
+class Capture:
+    def __init__(self, link, iface, path):
+        self.path = path
+        self.err_path = path + ".tcpdump.txt"
+        self.err = open(self.err_path, "wb")
+        self.proc = subprocess.Popen(
+            link.argv(["tcpdump", "-i", iface, "-s", "0", "-U", "--immediate-mode", "-n", "-w", path]),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.err)
+        # tcpdump says "listening on" once its socket is bound: frames before are lost
+        for _ in range(100):
+            with open(self.err_path, "rb") as f:
+                if b"listening on" in f.read():
+                    return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        self.stop()
+        raise CaptureError(f"tcpdump did not start on {iface}")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.err.close()
+
+
+def verdict(droce_pcap, path):
+    """droce-pcap's summary of a capture: (exit status, the summary dict or None)."""
+    p = subprocess.run([droce_pcap, "-j", "-S", path], capture_output=True, text=True,
+                       timeout=60)
+    summary = None
+    for line in p.stdout.splitlines():
+        if line.startswith('{"summary"'):
+            summary = json.loads(line)["summary"]
+    return p.returncode, summary
