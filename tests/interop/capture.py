@@ -2,6 +2,7 @@
 the out-of-band TCP too) and droce-pcap's verdict on it."""
 
 import json
+import re
 import subprocess
 import time
 
@@ -16,7 +17,10 @@ class Capture:
         self.err_path = path + ".tcpdump.txt"
         self.err = open(self.err_path, "wb")
         self.proc = subprocess.Popen(
-            link.argv(["tcpdump", "-i", iface, "-s", "0", "-U", "--immediate-mode", "-n", "-w", path]),
+            # a 64 MiB ring of frame-sized slots (a snap length of 2048 > the 1514-byte
+            # frames): on a busy 2-CPU machine tcpdump falls behind bursts
+            link.argv(["tcpdump", "-i", iface, "-s", "2048", "-B", "65536", "-U",
+                       "--immediate-mode", "-n", "-w", path]),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.err)
         # tcpdump says "listening on" once its socket is bound: frames before are lost
         for _ in range(100):
@@ -38,6 +42,12 @@ class Capture:
                 self.proc.kill()
                 self.proc.wait()
         self.err.close()
+
+    def dropped(self):
+        """Frames tcpdump lost (its closing statistics), None if it gave none."""
+        with open(self.err_path) as f:
+            m = re.search(r"(\d+) packets? dropped by kernel", f.read())
+        return int(m.group(1)) if m else None
 
 
 def verdict(droce_pcap, path):

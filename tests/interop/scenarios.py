@@ -1,10 +1,12 @@
-"""The interop matrix: Debian's unmodified ibv_*_pingpong on droce (through the
-drop-in) against the same programs on Linux Soft-RoCE, each scenario in both
-directions. Iteration counts stay small: under TCG a peer iteration costs about
-20 ms. Both ends' active MTU is 1024 (Ethernet MTU 1500: DPDK 22.11's af_packet
-PMD refuses larger frames), so -s 4096 -m 1024 sends 4-packet messages."""
+"""The interop matrix: Debian's unmodified ibv_*_pingpong and perftest on droce
+(through the drop-in) against the same programs on Linux Soft-RoCE, each
+scenario in both directions. Counts stay small: the peer runs under TCG. Both
+ends' active MTU is 1024 (Ethernet MTU 1500: DPDK 22.11's af_packet PMD refuses
+larger frames), so -s 4096 -m 1024 sends 4-packet messages."""
 
-from dataclasses import dataclass, field
+import ipaddress
+import re
+from dataclasses import dataclass
 
 # GID indexes, the same on both stacks: 0 the IPv6 link-local GID, 1 the
 # IPv4-mapped one, 2 the configured IPv6 address (doc/verbs.md; rxe orders its
@@ -18,33 +20,85 @@ class Scenario:
     program: str
     args: list
     iters: int
+    what: str
     gid: int = GID_IP4
-    what: str = ""
+    size: int = 0  # perftest: the message size its result line reports
     secs: int = 60  # bound for each end
-    tags: list = field(default_factory=list)
+    quiet_server: bool = False  # the server reports no results (perftest's READ latency)
+    one_way: bool = False  # only the client sends RoCEv2 frames (UC and UD bandwidth)
+
+    @property
+    def perftest(self):
+        return self.program.startswith("ib_")
+
+    def argv(self, device, port):
+        gid_opt = "-x" if self.perftest else "-g"
+        quiet = ["-F"] if self.perftest else []  # no CPU-frequency warning
+        return [self.program, "-d", device, gid_opt, str(self.gid), "-p", str(port),
+                "-n", str(self.iters), *quiet, *self.args]
+
+    def finished(self, output):
+        """Whether @output shows every iteration done."""
+        if self.perftest:
+            return re.search(rf"^\s*{self.size}\s+{self.iters}\s", output, re.M) is not None
+        return re.search(rf"\b{self.iters} iters in", output) is not None
+
+    def remote_gids(self, output):
+        """The peer GIDs an end reports, as addresses."""
+        if self.perftest:
+            # " GID: 00:00:...:255:255:10:99:00:02", decimal bytes, after "remote address"
+            found = re.findall(r"remote address:.*\n\s*GID: ([0-9:]+)", output)
+            return [ipaddress.IPv6Address(bytes(int(b) for b in g.split(":"))) for g in found]
+        return [ipaddress.IPv6Address(g) for g in
+                re.findall(r"remote address:.*GID (\S+)", output)]
+
+
+def pingpong(name, program, args, iters, what, **kw):
+    return Scenario(name, f"ibv_{program}_pingpong", args, iters, what, **kw)
+
+
+def perftest(name, program, size, iters, what, args=(), **kw):
+    return Scenario(name, f"ib_{program}", ["-s", str(size), *args], iters, what, size=size,
+                    **kw)
 
 
 SCENARIOS = [
-    Scenario("rc", "ibv_rc_pingpong", ["-s", "4096", "-m", "1024", "-c"], 20,
-             what="RC SEND, 4 KiB over a 1 KiB path MTU (FIRST/MIDDLE/LAST)"),
-    Scenario("rc_pad", "ibv_rc_pingpong", ["-s", "4999", "-m", "1024", "-c"], 10,
-             what="RC SEND of 4999 bytes: 5 packets, the last padded"),
-    Scenario("rc_small", "ibv_rc_pingpong", ["-s", "1", "-m", "1024", "-c"], 20,
-             what="RC SEND_ONLY of 1 byte (3 pad bytes)"),
-    Scenario("rc_mtu256", "ibv_rc_pingpong", ["-s", "4096", "-m", "256", "-c"], 10,
-             what="RC SEND, 4 KiB over a 256-byte path MTU (16 packets)"),
-    Scenario("rc_events", "ibv_rc_pingpong", ["-s", "4096", "-m", "1024", "-e", "-c"], 20,
-             what="RC, completions through a completion channel (-e)"),
-    Scenario("rc_ipv6", "ibv_rc_pingpong", ["-s", "4096", "-m", "1024", "-c"], 20,
-             gid=GID_IP6, what="RC over RoCEv2/IPv6 (GID index 2)"),
-    Scenario("uc", "ibv_uc_pingpong", ["-s", "4096", "-m", "1024", "-c"], 20,
-             what="UC SEND, 4 KiB over a 1 KiB path MTU"),
-    Scenario("ud", "ibv_ud_pingpong", ["-s", "1024", "-c"], 20,
-             what="UD SEND of a whole MTU (1024 bytes) with GRH"),
-    Scenario("srq", "ibv_srq_pingpong", ["-q", "4", "-s", "4096", "-m", "1024", "-c"], 10,
-             what="RC, 4 QPs whose receives come from one SRQ"),
+    pingpong("rc", "rc", ["-s", "4096", "-m", "1024", "-c"], 20,
+             "RC SEND, 4 KiB over a 1 KiB path MTU (FIRST/MIDDLE/LAST)"),
+    pingpong("rc_pad", "rc", ["-s", "4999", "-m", "1024", "-c"], 10,
+             "RC SEND of 4999 bytes: 5 packets, the last padded"),
+    pingpong("rc_small", "rc", ["-s", "1", "-m", "1024", "-c"], 20,
+             "RC SEND_ONLY of 1 byte (3 pad bytes)"),
+    pingpong("rc_mtu256", "rc", ["-s", "4096", "-m", "256", "-c"], 10,
+             "RC SEND, 4 KiB over a 256-byte path MTU (16 packets)"),
+    pingpong("rc_events", "rc", ["-s", "4096", "-m", "1024", "-e", "-c"], 20,
+             "RC, completions through a completion channel (-e)"),
+    pingpong("rc_ipv6", "rc", ["-s", "4096", "-m", "1024", "-c"], 20,
+             "RC over RoCEv2/IPv6 (GID index 2)", gid=GID_IP6),
+    pingpong("uc", "uc", ["-s", "4096", "-m", "1024", "-c"], 20,
+             "UC SEND, 4 KiB over a 1 KiB path MTU"),
+    pingpong("ud", "ud", ["-s", "1024", "-c"], 20,
+             "UD SEND of a whole MTU (1024 bytes) with GRH"),
+    pingpong("srq", "srq", ["-q", "4", "-s", "4096", "-m", "1024", "-c"], 10,
+             "RC, 4 QPs whose receives come from one SRQ"),
+    perftest("write_bw", "write_bw", 65536, 200,
+             "RC RDMA WRITE, 64 KiB messages, 128 outstanding (perftest)"),
+    perftest("read_bw", "read_bw", 16384, 200,
+             "RC RDMA READ, 16 KiB (16-packet responses), outstanding READs (perftest)"),
+    perftest("send_bw", "send_bw", 4096, 200, "RC SEND bandwidth, 4 KiB (perftest)"),
+    perftest("atomic_bw", "atomic_bw", 8, 200, "RC FETCH_AND_ADD (perftest)"),
+    perftest("atomic_cs", "atomic_bw", 8, 200, "RC CMP_AND_SWP (perftest)",
+             ["-A", "CMP_AND_SWAP"]),
+    perftest("write_lat", "write_lat", 64, 200,
+             "RC RDMA WRITE ping-pong, inline (perftest)"),
+    perftest("read_lat", "read_lat", 64, 200, "RC RDMA READ latency (perftest)",
+             quiet_server=True),
+    perftest("uc_write_bw", "write_bw", 4096, 200, "UC RDMA WRITE (perftest)",
+             ["-c", "UC"], one_way=True),
+    perftest("ud_send_bw", "send_bw", 1024, 200, "UD SEND bandwidth (perftest)",
+             ["-c", "UD"], one_way=True),
 ]
 
-# droce as server (the peer connects to the bridge's address, which the
-# namespace's kernel answers for droce's process) and droce as client
+# droce as server (the peer connects to the bridge's address, where droce's
+# process listens) and droce as client
 DIRECTIONS = ["droce-server", "droce-client"]
