@@ -59,3 +59,18 @@ def verdict(droce_pcap, path):
         if line.startswith('{"summary"'):
             summary = json.loads(line)["summary"]
     return p.returncode, summary
+
+
+def atomic_replays_differ(droce_pcap, path):
+    """Atomic responses that disagree: a responder answers a repeated atomic request
+    from the result it saved and never executes it again, so every
+    ATOMIC ACKNOWLEDGE of one PSN carries the same original value. Returns
+    (sender, PSN, values) for each PSN where they differ."""
+    p = subprocess.run([droce_pcap, "-j", path], capture_output=True, text=True, timeout=60)
+    seen = {}
+    for line in p.stdout.splitlines():
+        if '"atomicacketh"' not in line:
+            continue
+        f = json.loads(line)
+        seen.setdefault((f["src"], f["qpn"], f["psn"]), set()).add(f["atomicacketh"]["orig"])
+    return [(src, psn, sorted(v)) for (src, qpn, psn), v in seen.items() if len(v) > 1]

@@ -13,17 +13,19 @@ import link as L
 DEVICE = "droce0"
 
 
-def devices():
+def devices(loss=0.0, seed=1):
+    """DROCE_DEVICES for droce's port; @loss drops that share of the RoCEv2 frames it sends."""
     vdev = f"net_af_packet0+iface={L.VETH_DROCE}"
+    fault = f",fault=drop:{loss}+match:roce+seed:{seed}" if loss else ""
     return (f"{DEVICE}:mac={L.DROCE_MAC},ip={L.DROCE_IP4},ip={L.DROCE_IP6},mtu={L.MTU},"
-            f"vdev={vdev}")
+            f"vdev={vdev}{fault}")
 
 
 class Program:
     """One program on droce, started at once; its output goes to @log_path."""
 
-    def __init__(self, link, dropin_dir, argv, log_path):
-        env = dict(os.environ, LD_LIBRARY_PATH=dropin_dir, DROCE_DEVICES=devices())
+    def __init__(self, link, dropin_dir, argv, log_path, loss=0.0):
+        env = dict(os.environ, LD_LIBRARY_PATH=dropin_dir, DROCE_DEVICES=devices(loss))
         self.log_path = log_path
         self.log = open(log_path, "wb")
         # `ip netns exec` execs the program: its pid names the EAL's file prefix

@@ -51,7 +51,9 @@ class Link:
         self.made = True
         self.ip("link", "set", "lo", "up")
         self.ip("link", "add", BRIDGE, "type", "bridge")
-        self.ip("link", "set", BRIDGE, "mtu", str(MTU), "up")
+        # the namespace's own TCP (the out-of-band exchange) in frames of the MTU, as a
+        # NIC puts them on the wire: the capture then holds no 64 KiB GSO frames
+        self.ip("link", "set", BRIDGE, "mtu", str(MTU), "gso_max_segs", "1", "up")
         self.ip("addr", "add", f"{BRIDGE_IP4}/{PREFIX4}", "dev", BRIDGE)
         self.ip("-6", "addr", "add", f"{BRIDGE_IP6}/{PREFIX6}", "dev", BRIDGE, "nodad")
         self.ip("tuntap", "add", "dev", TAP, "mode", "tap")

@@ -41,6 +41,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 LOCK = "/run/lock/droce-interop.lock"
 BOOT_SECS = 120
 LISTEN_SECS = 30
+ROCE_PORT = 4791
 HW_COUNTERS = "/sys/class/infiniband/rxe0/ports/1/hw_counters"
 
 
@@ -138,6 +139,21 @@ class Suite:
                 counters[name] = int(value)
         return counters
 
+    def peer_loss(self, loss):
+        """netem on the peer's eth0 drops @loss of the RoCEv2/IPv4 frames it sends (0: none)."""
+        tc = "/usr/sbin/tc"
+        if loss:
+            script = (f"modprobe -a sch_prio sch_netem cls_u32 && "
+                      f"{tc} qdisc add dev eth0 root handle 1: prio && "
+                      f"{tc} qdisc add dev eth0 parent 1:3 handle 30: netem loss {loss * 100}% && "
+                      f"{tc} filter add dev eth0 parent 1: protocol ip prio 1 u32 "
+                      f"match ip dport {ROCE_PORT} 0xffff flowid 1:3")
+        else:
+            script = f"{tc} qdisc del dev eth0 root"
+        status, out = self.vm.run(script, 20)
+        if status != 0:
+            raise peer_vm.PeerError(f"netem on the peer: {out.strip()}")
+
     def peer_listening(self, port):
         script = (f'i=0; until /usr/bin/ss -ltnH "sport = :{port}" | grep -q .; do '
                   f'i=$((i + 1)); [ $i -lt {LISTEN_SECS * 10} ] || exit 1; sleep 0.1; done')
@@ -159,6 +175,8 @@ class Suite:
         droce_argv = sc.argv(droce_side.DEVICE, port)
         peer_cmd = " ".join(["exec", *sc.argv("rxe0", port)])
         reasons = []
+        if sc.loss:
+            self.peer_loss(sc.loss)
         before = self.hw_counters()
         cap = capture.Capture(self.link, L.BRIDGE, os.path.join(cdir, "capture.pcap"))
         prog = job = None
@@ -167,7 +185,7 @@ class Suite:
         try:
             if direction == "droce-server":
                 prog = droce_side.Program(self.link, self.dropin, droce_argv,
-                                          os.path.join(cdir, "droce.txt"))
+                                          os.path.join(cdir, "droce.txt"), sc.loss)
                 if not self.droce_listening(prog, port):
                     reasons.append("droce's server never listened")
                 else:
@@ -181,7 +199,7 @@ class Suite:
                 else:
                     prog = droce_side.Program(self.link, self.dropin,
                                               droce_argv + [L.PEER_IP4],
-                                              os.path.join(cdir, "droce.txt"))
+                                              os.path.join(cdir, "droce.txt"), sc.loss)
                     droce_status = prog.wait(timeout=sc.secs)
                 peer_status, peer_out = self.vm.wait(job, 15)
         finally:
@@ -195,6 +213,8 @@ class Suite:
         with open(os.path.join(cdir, "peer.txt"), "w") as f:
             f.write(peer_out)
         after = self.hw_counters()
+        if sc.loss:
+            self.peer_loss(0)
 
         droce_serves = direction == "droce-server"
         self.check_end("droce", droce_status, droce_out, sc, reasons,
@@ -241,6 +261,10 @@ class Suite:
         ends = [("droce", L.DROCE_IP6 if sc.gid == GID_IP6 else L.DROCE_IP4, droce_serves),
                 ("the peer", L.PEER_IP6 if sc.gid == GID_IP6 else L.PEER_IP4,
                  not droce_serves)]
+        if "atomic" in sc.program:
+            for src, psn, values in capture.atomic_replays_differ(self.droce_pcap, path):
+                reasons.append(f"{src} answered the atomic of PSN {psn} with different "
+                               f"original values {values}")
         senders = {flow["src"] for flow in summary["flows"]}
         for who, ip, serves in ends:
             if sc.one_way and serves:

@@ -26,6 +26,7 @@ class Scenario:
     secs: int = 60  # bound for each end
     quiet_server: bool = False  # the server reports no results (perftest's READ latency)
     one_way: bool = False  # only the client sends RoCEv2 frames (UC and UD bandwidth)
+    loss: float = 0.0  # share of RoCEv2 frames each end's transmit path drops
 
     @property
     def perftest(self):
@@ -97,6 +98,24 @@ SCENARIOS = [
              ["-c", "UC"], one_way=True),
     perftest("ud_send_bw", "send_bw", 1024, 200, "UD SEND bandwidth (perftest)",
              ["-c", "UD"], one_way=True),
+]
+
+# Both ends lose RoCEv2 frames they send (droce through its fault injector,
+# the peer through netem): each side's retransmissions and NAKs meet the other's.
+# perftest, not the ping-pongs: a ping-pong end exits once its own counts are
+# done, so when the ACK of the other end's last message is lost, that end
+# retries against a QP that is gone and fails (retry exceeded) whatever the
+# stacks do; perftest ends with a TCP handshake after both are done.
+SCENARIOS += [
+    perftest("send_bw_lossy", "send_bw", 4096, 200,
+             "RC SEND, 4 KiB, 5 % of the frames lost each way (perftest)", loss=0.05),
+    perftest("write_bw_lossy", "write_bw", 65536, 100,
+             "RC RDMA WRITE, 3 % of the frames lost each way (perftest)", loss=0.03),
+    perftest("read_bw_lossy", "read_bw", 16384, 100,
+             "RC RDMA READ, 3 % of the frames lost each way (perftest)", loss=0.03),
+    perftest("atomic_bw_lossy", "atomic_bw", 8, 200,
+             "RC FETCH_AND_ADD, 5 % lost each way: duplicates answered from the "
+             "responder's saved results (perftest)", loss=0.05),
 ]
 
 # droce as server (the peer connects to the bridge's address, where droce's

@@ -29,9 +29,10 @@ host_pkgs=(busybox-static kmod iproute2 libibverbs1 ibverbs-providers ibverbs-ut
 	librdmacm1 rdmacm-utils cpio libc6)
 # Kernel modules the peer loads, with their dependencies: virtio for the NIC, a
 # crc32 for rxe's ICRC (6.1 computes it through the crypto API: without one, rdma
-# link add fails with ENOENT), the RDMA core and uverbs for userspace, netem for
-# impairment scenarios.
-modules=(virtio_pci virtio_net crc32_generic crc32_pclmul rdma_rxe ib_uverbs rdma_ucm sch_netem)
+# link add fails with ENOENT), the RDMA core and uverbs for userspace, netem
+# behind a prio qdisc and a u32 filter to impair RoCEv2 frames alone.
+modules=(virtio_pci virtio_net crc32_generic crc32_pclmul rdma_rxe ib_uverbs rdma_ucm
+	sch_netem sch_prio cls_u32)
 # Programs the peer runs (full paths on this Debian host).
 programs=(/usr/bin/ibv_rc_pingpong /usr/bin/ibv_uc_pingpong /usr/bin/ibv_ud_pingpong
 	/usr/bin/ibv_srq_pingpong /usr/bin/ibv_devinfo /usr/bin/ibv_devices
