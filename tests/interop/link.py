@@ -70,6 +70,11 @@ class Link:
         p = self.run(["ss", "-ltnH", f"sport = :{port}"], check=False)
         return p.returncode == 0 and p.stdout.strip() != ""
 
+    def tap_dropped(self):
+        """Frames the peer's tap dropped on their way into the VM (its queue was full)."""
+        p = self.run(["cat", f"/sys/class/net/{TAP}/statistics/tx_dropped"], check=False)
+        return int(p.stdout) if p.returncode == 0 and p.stdout.strip().isdigit() else 0
+
     def close(self):
         if self.made:
             subprocess.run(["ip", "netns", "delete", self.ns], capture_output=True)

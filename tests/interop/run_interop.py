@@ -93,6 +93,26 @@ def take_lock():
     sys.exit(f"interop: another interop run holds {LOCK}")
 
 
+def cell_text(r):
+    """A matrix cell: the verdict, the RoCEv2 frames each end sent (of which sent
+    again) and the frames the peer's tap dropped, or why the cell failed."""
+    if r is None:
+        return "-"
+    if not r["ok"]:
+        return "FAIL: " + "; ".join(r["reasons"])
+
+    def sent(ips):
+        flows = [f for f in r.get("flows", []) if f["src"] in ips]
+        return (f"{sum(f['packets'] for f in flows)}/"
+                f"{sum(f['retransmits'] for f in flows)}")
+
+    text = (f"pass: droce {sent((L.DROCE_IP4, L.DROCE_IP6))}, "
+            f"rxe {sent((L.PEER_IP4, L.PEER_IP6))}")
+    if r.get("tap_dropped"):
+        text += f", tap dropped {r['tap_dropped']}"
+    return text
+
+
 def gid_of(sc, ip4, ip6):
     """The GID an end must report for its peer at @ip4 / @ip6 in scenario @sc."""
     return ipaddress.IPv6Address(ip6 if sc.gid == GID_IP6 else f"::ffff:{ip4}")
@@ -178,6 +198,7 @@ class Suite:
         if sc.loss:
             self.peer_loss(sc.loss)
         before = self.hw_counters()
+        tap_before = self.link.tap_dropped()
         cap = capture.Capture(self.link, L.BRIDGE, os.path.join(cdir, "capture.pcap"))
         prog = job = None
         droce_status = peer_status = None
@@ -213,6 +234,7 @@ class Suite:
         with open(os.path.join(cdir, "peer.txt"), "w") as f:
             f.write(peer_out)
         after = self.hw_counters()
+        tap_dropped = self.link.tap_dropped() - tap_before
         if sc.loss:
             self.peer_loss(0)
 
@@ -228,6 +250,7 @@ class Suite:
         rxe = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
         result = {"scenario": sc.name, "direction": direction, "ok": not reasons,
                   "reasons": reasons, "rxe_counters": rxe, "capture_dropped": cap.dropped(),
+                  "tap_dropped": tap_dropped,
                   "flows": summary.get("flows", []) if summary else []}
         with open(os.path.join(cdir, "result.json"), "w") as f:
             json.dump(result, f, indent=1)
@@ -304,13 +327,23 @@ class Suite:
     def report(self):
         with open(os.path.join(self.out, "results.json"), "w") as f:
             json.dump(self.results, f, indent=1)
-        say("# scenario       " + "".join(f"{d:<14}" for d in DIRECTIONS))
+        say("# scenario        " + "".join(f"{d:<14}" for d in DIRECTIONS))
+        rows = []
         for sc in SCENARIOS:
             row = {r["direction"]: r for r in self.results if r["scenario"] == sc.name}
             if row:
                 cells = "".join(f"{('pass' if row[d]['ok'] else 'FAIL') if d in row else '-':<14}"
                                 for d in DIRECTIONS)
-                say(f"# {sc.name:<14} {cells}")
+                say(f"# {sc.name:<15} {cells}")
+                rows.append((sc, row))
+        # the same matrix in Markdown, for doc/interop.md; "droce 100/2" means
+        # droce sent 100 RoCEv2 frames, 2 of them again (droce-pcap's retrans)
+        with open(os.path.join(self.out, "matrix.md"), "w") as f:
+            f.write("| scenario | what | " + " | ".join(DIRECTIONS) + " |\n")
+            f.write("|---|---|" + "---|" * len(DIRECTIONS) + "\n")
+            for sc, row in rows:
+                cells = [cell_text(row.get(d)) for d in DIRECTIONS]
+                f.write(f"| `{sc.name}` | {sc.what} | " + " | ".join(cells) + " |\n")
         return all(r["ok"] for r in self.results)
 
 
@@ -319,8 +352,8 @@ def main():
     ap.add_argument("--build", required=True, help="droce's meson build folder")
     ap.add_argument("--out", help="where each cell's outputs go (default BUILD/interop)")
     ap.add_argument("--only", default="", help="comma-separated scenarios or cells")
-    ap.add_argument("--budget", type=int, default=330,
-                    help="seconds after which the cells left are not run (default 330)")
+    ap.add_argument("--budget", type=int, default=300,
+                    help="seconds after which the cells left are not run (default 300)")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     out = os.path.abspath(args.out or os.path.join(build, "interop"))
