@@ -63,8 +63,9 @@ fi
 note "building into $out"
 mkdir -p "$out/debs"
 
-deb=$(ls "$out/debs/${kpkg}_"*.deb 2>/dev/null | head -1 || true)
-if [ -z "$deb" ]; then
+debs=("$out/debs/${kpkg}_"*.deb)
+deb=${debs[0]}
+if [ ! -e "$deb" ]; then
 	# apt drops privileges to _apt for downloads; a folder it may write avoids its warning
 	dl=$(mktemp -d)
 	chmod 0777 "$dl"
@@ -76,7 +77,8 @@ if [ -z "$deb" ]; then
 		}
 	mv "$dl"/*.deb "$out/debs/"
 	rm -rf "$dl"
-	deb=$(ls "$out/debs/${kpkg}_"*.deb | head -1)
+	debs=("$out/debs/${kpkg}_"*.deb)
+	deb=${debs[0]}
 fi
 
 stage=$(mktemp -d "$out/.stage.XXXXXX")
@@ -87,7 +89,7 @@ mkdir -p "$kroot" "$root"
 
 # The kernel package: its modules (the .deb has no modules.dep: depmod makes it).
 dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$kroot" ./boot ./lib/modules
-kv=$(ls "$kroot/lib/modules" | head -1)
+kv=$(basename "$(find "$kroot/lib/modules" -mindepth 1 -maxdepth 1 -type d | head -1)")
 depmod -b "$kroot" "$kv"
 
 # A merged-/usr tree like Debian's: /bin, /sbin, /lib, /lib64 point into /usr.
