@@ -41,19 +41,21 @@ class Program:
         try:
             status = self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            self.kill()
             status = None
-        self._finish()
+        self.kill()
         return status
 
     def kill(self):
+        """End it now (if it still runs) and clean up after it."""
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
+        self._finish()
 
     def _finish(self):
         self.log.close()
-        # lib/engine names its EAL file prefix droce-<pid>; hugepages are unlinked at start
+        # lib/engine names its EAL file prefix droce-<pid> and removes the folder at exit,
+        # which a killed program cannot; hugepage files are unlinked at start
         shutil.rmtree(f"/var/run/dpdk/droce-{self.proc.pid}", ignore_errors=True)
 
     def output(self):

@@ -129,6 +129,7 @@ class Suite:
         self.link = L.Link()
         self.vm = None
         self.results = []
+        self.broken = False
 
     def start(self):
         self.link.open()
@@ -139,14 +140,19 @@ class Suite:
         self.vm.boot(BOOT_SECS)
         say(f"# peer up in {time.monotonic() - t:.1f} s, rxe0 GIDs {self.vm.gids}")
 
+    def save_dmesg(self):
+        """The peer's kernel messages (rxe's complaints, if any) beside the cells."""
+        try:
+            status, dmesg = self.vm.run("dmesg", 20)
+        except peer_vm.PeerError:
+            return
+        with open(os.path.join(self.out, "peer-dmesg.txt"), "w") as f:
+            f.write(dmesg)
+
     def stop(self):
+        """End the VM and remove the namespace, without asking the peer anything: this
+        also runs when the harness broke or a signal came."""
         if self.vm is not None:
-            try:
-                status, dmesg = self.vm.run("dmesg", 20)
-                with open(os.path.join(self.out, "peer-dmesg.txt"), "w") as f:
-                    f.write(dmesg)
-            except peer_vm.PeerError:
-                pass
             self.vm.close()
         self.link.close()
 
@@ -223,13 +229,19 @@ class Suite:
                                               os.path.join(cdir, "droce.txt"), sc.loss)
                     droce_status = prog.wait(timeout=sc.secs)
                 peer_status, peer_out = self.vm.wait(job, 15)
-        finally:
+        except BaseException:
+            # unwinding (the harness broke, or a signal): end what runs here and leave
+            # the peer alone, it may be the one that does not answer
             if prog is not None:
                 prog.kill()
-            if job is not None and peer_status is None:
-                self.vm.stop(job)
-                self.vm.wait(job, 10)
             cap.stop()
+            raise
+        if prog is not None:
+            prog.kill()
+        if job is not None and peer_status is None:
+            self.vm.stop(job)
+            self.vm.wait(job, 10)
+        cap.stop()
         droce_out = prog.output() if prog is not None else ""
         with open(os.path.join(cdir, "peer.txt"), "w") as f:
             f.write(peer_out)
@@ -317,6 +329,7 @@ class Suite:
                     # follows would fail for the same reason
                     broken = f"the harness broke earlier ({e})"
                     r["reasons"] = [f"harness: {e}"]
+                    self.broken = True
                 r["seconds"] = round(time.monotonic() - t, 1)
             self.results.append(r)
             if r["ok"]:
@@ -347,6 +360,14 @@ class Suite:
         return all(r["ok"] for r in self.results)
 
 
+class Interrupted(BaseException):
+    """A signal: no handler on the way out may take it for a failed cell."""
+
+
+def interrupted(signum, frame):
+    raise Interrupted(f"signal {signum}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", required=True, help="droce's meson build folder")
@@ -365,11 +386,13 @@ def main():
     os.makedirs(out)
     # meson stops a test with SIGTERM: unwind so that the VM and the namespace go
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, lambda signum, frame: sys.exit(f"interop: signal {signum}"))
+        signal.signal(sig, interrupted)
     suite = Suite(build, out, image, args.budget)
     try:
         suite.start()
         suite.run({x for x in args.only.split(",") if x})
+        if not suite.broken:
+            suite.save_dmesg()
     finally:
         suite.stop()
         lock.close()
@@ -379,4 +402,7 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except Interrupted as e:
+        sys.exit(f"interop: stopped by {e}; the VM and the namespace are gone")
