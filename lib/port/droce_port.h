@@ -36,7 +36,8 @@ struct droce_port_conf {
 	uint16_t nb_queues; /**< RX and TX queue pairs, one per engine lcore (1..8) */
 	uint16_t nb_desc;   /**< descriptors per queue (0: 1024) */
 	uint32_t nb_mbufs;  /**< mbufs in the port's pool (0: 8191) */
-	uint16_t mbuf_size; /**< data room per mbuf (0: fits the MTU) */
+	uint16_t mbuf_size; /**< data room per mbuf (0: a frame of the MTU, at least DPDK's default)
+			     */
 	uint32_t mtu;       /**< Ethernet MTU to set (0: leave the device's) */
 	int socket;         /**< NUMA socket for memory (SOCKET_ID_ANY: the device's) */
 };

@@ -14,6 +14,25 @@
 /* TX retries before a burst's rest is dropped: a stuck device must not stall the lcore. */
 #define TX_RETRIES 4
 
+/*
+ * Data room of the port's mbufs: a whole frame of the MTU, so RX seldom chains, and
+ * never less than DPDK's default buffer, which PMDs that copy fixed-size frames into
+ * one mbuf (af_packet's 2 KiB ring frames) require, nor less than the PMD asks for.
+ */
+static uint32_t port_data_room(const struct droce_port *p, uint32_t mtu)
+{
+	struct rte_eth_dev_info info;
+	uint32_t room = RTE_PKTMBUF_HEADROOM + (mtu ? mtu : 1500) + RTE_ETHER_HDR_LEN +
+			RTE_VLAN_HLEN + RTE_ETHER_CRC_LEN;
+
+	if (room < RTE_MBUF_DEFAULT_BUF_SIZE)
+		room = RTE_MBUF_DEFAULT_BUF_SIZE;
+	if (rte_eth_dev_info_get(p->port_id, &info) == 0 &&
+	    room < RTE_PKTMBUF_HEADROOM + info.min_rx_bufsize)
+		room = RTE_PKTMBUF_HEADROOM + info.min_rx_bufsize;
+	return room > UINT16_MAX ? UINT16_MAX : room;
+}
+
 /* Find the port of an ethdev name, hot-plugging the device when it is not there yet. */
 static int port_find(struct droce_port *p, const char *device)
 {
@@ -101,12 +120,7 @@ int droce_port_open(struct droce_port *p, const struct droce_port_conf *c)
 	if (rc != 0)
 		return rc;
 	rte_eth_dev_get_name_by_port(p->port_id, p->name);
-	/* data room for a whole frame of the MTU, so RX seldom chains */
-	room = c->mbuf_size ? c->mbuf_size
-			    : RTE_PKTMBUF_HEADROOM + (c->mtu ? c->mtu : 1500) + RTE_ETHER_HDR_LEN +
-				      RTE_VLAN_HLEN + RTE_ETHER_CRC_LEN;
-	if (room > UINT16_MAX)
-		room = UINT16_MAX;
+	room = c->mbuf_size ? c->mbuf_size : port_data_room(p, c->mtu);
 	snprintf(pool_name, sizeof(pool_name), "droce_port%u", p->port_id);
 	p->pool = rte_pktmbuf_pool_create(
 		pool_name, c->nb_mbufs ? c->nb_mbufs : 8191, 256, 0, (uint16_t)room,

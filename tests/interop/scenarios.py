@@ -1,0 +1,123 @@
+"""The interop matrix: Debian's unmodified ibv_*_pingpong and perftest on droce
+(through the drop-in) against the same programs on Linux Soft-RoCE, each
+scenario in both directions. Counts stay small: the peer runs under TCG. Both
+ends' active MTU is 1024 (Ethernet MTU 1500: DPDK 22.11's af_packet PMD refuses
+larger frames), so -s 4096 -m 1024 sends 4-packet messages."""
+
+import ipaddress
+import re
+from dataclasses import dataclass
+
+# GID indexes, the same on both stacks: 0 the IPv6 link-local GID, 1 the
+# IPv4-mapped one, 2 the configured IPv6 address (doc/verbs.md; rxe orders its
+# table the same way)
+GID_IP4, GID_IP6 = 1, 2
+
+
+@dataclass
+class Scenario:
+    name: str
+    program: str
+    args: list
+    iters: int
+    what: str
+    gid: int = GID_IP4
+    size: int = 0  # perftest: the message size its result line reports
+    secs: int = 60  # bound for each end
+    quiet_server: bool = False  # the server reports no results (perftest's READ latency)
+    one_way: bool = False  # only the client sends RoCEv2 frames (UC and UD bandwidth)
+    loss: float = 0.0  # share of RoCEv2 frames each end's transmit path drops
+
+    @property
+    def perftest(self):
+        return self.program.startswith("ib_")
+
+    def argv(self, device, port):
+        gid_opt = "-x" if self.perftest else "-g"
+        quiet = ["-F"] if self.perftest else []  # no CPU-frequency warning
+        return [self.program, "-d", device, gid_opt, str(self.gid), "-p", str(port),
+                "-n", str(self.iters), *quiet, *self.args]
+
+    def finished(self, output):
+        """Whether @output shows every iteration done."""
+        if self.perftest:
+            return re.search(rf"^\s*{self.size}\s+{self.iters}\s", output, re.M) is not None
+        return re.search(rf"\b{self.iters} iters in", output) is not None
+
+    def remote_gids(self, output):
+        """The peer GIDs an end reports, as addresses."""
+        if self.perftest:
+            # " GID: 00:00:...:255:255:10:99:00:02", decimal bytes, after "remote address"
+            found = re.findall(r"remote address:.*\n\s*GID: ([0-9:]+)", output)
+            return [ipaddress.IPv6Address(bytes(int(b) for b in g.split(":"))) for g in found]
+        return [ipaddress.IPv6Address(g) for g in
+                re.findall(r"remote address:.*GID (\S+)", output)]
+
+
+def pingpong(name, program, args, iters, what, **kw):
+    return Scenario(name, f"ibv_{program}_pingpong", args, iters, what, **kw)
+
+
+def perftest(name, program, size, iters, what, args=(), **kw):
+    return Scenario(name, f"ib_{program}", ["-s", str(size), *args], iters, what, size=size,
+                    **kw)
+
+
+SCENARIOS = [
+    pingpong("rc", "rc", ["-s", "4096", "-m", "1024", "-c"], 20,
+             "RC SEND, 4 KiB over a 1 KiB path MTU (FIRST/MIDDLE/LAST)"),
+    pingpong("rc_pad", "rc", ["-s", "4999", "-m", "1024", "-c"], 10,
+             "RC SEND of 4999 bytes: 5 packets, the last padded"),
+    pingpong("rc_small", "rc", ["-s", "1", "-m", "1024", "-c"], 20,
+             "RC SEND_ONLY of 1 byte (3 pad bytes)"),
+    pingpong("rc_mtu256", "rc", ["-s", "4096", "-m", "256", "-c"], 10,
+             "RC SEND, 4 KiB over a 256-byte path MTU (16 packets)"),
+    pingpong("rc_events", "rc", ["-s", "4096", "-m", "1024", "-e", "-c"], 20,
+             "RC, completions through a completion channel (-e)"),
+    pingpong("rc_ipv6", "rc", ["-s", "4096", "-m", "1024", "-c"], 20,
+             "RC over RoCEv2/IPv6 (GID index 2)", gid=GID_IP6),
+    pingpong("uc", "uc", ["-s", "4096", "-m", "1024", "-c"], 20,
+             "UC SEND, 4 KiB over a 1 KiB path MTU"),
+    pingpong("ud", "ud", ["-s", "1024", "-c"], 20,
+             "UD SEND of a whole MTU (1024 bytes) with GRH"),
+    pingpong("srq", "srq", ["-q", "4", "-s", "4096", "-m", "1024", "-c"], 10,
+             "RC, 4 QPs whose receives come from one SRQ"),
+    perftest("write_bw", "write_bw", 65536, 200,
+             "RC RDMA WRITE, 64 KiB messages, 128 outstanding (perftest)"),
+    perftest("read_bw", "read_bw", 16384, 200,
+             "RC RDMA READ, 16 KiB (16-packet responses), outstanding READs (perftest)"),
+    perftest("send_bw", "send_bw", 4096, 200, "RC SEND bandwidth, 4 KiB (perftest)"),
+    perftest("atomic_bw", "atomic_bw", 8, 200, "RC FETCH_AND_ADD (perftest)"),
+    perftest("atomic_cs", "atomic_bw", 8, 200, "RC CMP_AND_SWP (perftest)",
+             ["-A", "CMP_AND_SWAP"]),
+    perftest("write_lat", "write_lat", 64, 200,
+             "RC RDMA WRITE ping-pong, inline (perftest)"),
+    perftest("read_lat", "read_lat", 64, 200, "RC RDMA READ latency (perftest)",
+             quiet_server=True),
+    perftest("uc_write_bw", "write_bw", 4096, 200, "UC RDMA WRITE (perftest)",
+             ["-c", "UC"], one_way=True),
+    perftest("ud_send_bw", "send_bw", 1024, 200, "UD SEND bandwidth (perftest)",
+             ["-c", "UD"], one_way=True),
+]
+
+# Both ends lose RoCEv2 frames they send (droce through its fault injector,
+# the peer through netem): each side's retransmissions and NAKs meet the other's.
+# perftest, not the ping-pongs: a ping-pong end exits once its own counts are
+# done, so when the ACK of the other end's last message is lost, that end
+# retries against a QP that is gone and fails (retry exceeded) whatever the
+# stacks do; perftest ends with a TCP handshake after both are done.
+SCENARIOS += [
+    perftest("send_bw_lossy", "send_bw", 4096, 200,
+             "RC SEND, 4 KiB, 5 % of the frames lost each way (perftest)", loss=0.05),
+    perftest("write_bw_lossy", "write_bw", 65536, 100,
+             "RC RDMA WRITE, 3 % of the frames lost each way (perftest)", loss=0.03),
+    perftest("read_bw_lossy", "read_bw", 16384, 100,
+             "RC RDMA READ, 3 % of the frames lost each way (perftest)", loss=0.03),
+    perftest("atomic_bw_lossy", "atomic_bw", 8, 200,
+             "RC FETCH_AND_ADD, 5 % lost each way: duplicates answered from the "
+             "responder's saved results (perftest)", loss=0.05),
+]
+
+# droce as server (the peer connects to the bridge's address, where droce's
+# process listens) and droce as client
+DIRECTIONS = ["droce-server", "droce-client"]
