@@ -133,7 +133,7 @@ static const struct counter table[] = {
 	PORT(neigh_failed, NULL, NULL, "address resolutions that got no answer"),
 	PORT(neigh_queued, NULL, NULL, "UD frames that waited for their destination's MAC"),
 	PORT(neigh_queue_dropped, NULL, NULL,
-	     "of those, dropped: never resolved in time, or the queue was full"),
+	     "of those, dropped: their destination never resolved in time"),
 	PORT(loopback_pkts, NULL, NULL, "frames to the port's own address, looped back"),
 	PORT(loopback_dropped, NULL, NULL, "looped frames dropped: the loopback ring was full"),
 	PORT(capture_frames, NULL, NULL, "frames offered to the port's capture"),

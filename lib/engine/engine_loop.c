@@ -85,22 +85,20 @@ static int env_neigh(void *arg, const uint8_t ip[16], uint8_t mac[6])
 	return rc == -ENOSPC ? -EAGAIN : rc;
 }
 
-static void env_tx_unresolved(void *arg, struct rte_mbuf *m, const uint8_t ip[16])
+static int env_tx_unresolved(void *arg, struct rte_mbuf *m, const uint8_t ip[16])
 {
 	struct engine_port *p = arg;
 	struct engine_unres *u;
 
+	if (p->n_unres == ENGINE_UNRES_MAX)
+		return -ENOBUFS; /* the sender keeps its WQE: back-pressure, not loss */
 	droce_engine.stats.tx_pkts++;
 	p->unres_queued++;
-	if (p->n_unres == ENGINE_UNRES_MAX) {
-		p->unres_dropped++;
-		rte_pktmbuf_free(m);
-		return;
-	}
 	u = &p->unres[p->n_unres++];
 	u->m = m;
 	u->since_us = now_us(&droce_engine);
 	memcpy(u->ip, ip, 16);
+	return 0;
 }
 
 /* Frames waiting for a MAC: sent once it is known, dropped when resolution fails or lasts. */

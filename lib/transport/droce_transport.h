@@ -73,9 +73,11 @@ struct droce_transport_env {
 	/**
 	 * Optional: take a built frame whose destination MAC is not known yet; the port sends
 	 * it once @p ip resolves, or drops it (counted) when resolution fails. As an IP stack
-	 * queues datagrams on an unresolved neighbour, so a UD send queue never waits on one.
+	 * queues datagrams on an unresolved neighbour, so a UD send queue does not wait on one
+	 * while there is room. 0, or -ENOBUFS when the queue is full (the frame not taken:
+	 * the sender waits, as for a full link).
 	 */
-	void (*tx_unresolved)(void *arg, struct rte_mbuf *m, const uint8_t ip[16]);
+	int (*tx_unresolved)(void *arg, struct rte_mbuf *m, const uint8_t ip[16]);
 	/** after CQEs were written: let the verbs layer signal an armed channel */
 	void (*cq_notify)(void *arg, void *cq_user, bool solicited);
 	/** the QP moved to SQE/ERR by itself: tell the verbs layer (and raise @p event) */

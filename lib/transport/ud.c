@@ -166,9 +166,7 @@ int droce_ud_send(const struct droce_transport_env *env, struct droce_tqp *q, ui
 		}
 		unresolved = rc == -EAGAIN && env->tx_unresolved != NULL;
 		if (unresolved) {
-			/* built now, sent by the port once the MAC is known: nothing waits here */
-			q->stats.neigh_miss++;
-			rc = 0;
+			rc = 0; /* built now, sent by the port once the MAC is known */
 		} else if (rc == -EAGAIN) {
 			/* wait for the neighbour; UD is unreliable: give up after a while */
 			if (q->neigh_tries++ == 0) {
@@ -200,9 +198,15 @@ int droce_ud_send(const struct droce_transport_env *env, struct droce_tqp *q, ui
 			continue;
 		}
 		if (unresolved) {
+			uint32_t bytes = m->pkt_len;
+
+			if (env->tx_unresolved(env->arg, m, ah->attr.grh.dgid.raw) != 0) {
+				rte_pktmbuf_free(m);
+				break; /* the port's queue is full: this WQE waits for room */
+			}
+			q->stats.neigh_miss++;
 			q->stats.sent_pkts++;
-			q->stats.sent_bytes += m->pkt_len;
-			env->tx_unresolved(env->arg, m, ah->attr.grh.dgid.raw);
+			q->stats.sent_bytes += bytes;
 		} else {
 			droce_tqp_tx(env, q, m);
 		}

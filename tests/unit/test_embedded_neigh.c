@@ -141,3 +141,29 @@ Test(embedded_neigh, rc_to_a_dead_destination_ends_in_retry_exceeded, .timeout =
 	cr_expect_eq(wc.status, IBV_WC_RETRY_EXC_ERR, "%s", ibv_wc_status_str(wc.status));
 	cr_expect_eq(wc.wr_id, 7);
 }
+
+Test(embedded_neigh, first_burst_to_a_new_peer_loses_nothing, .timeout = 60)
+{
+	union ibv_gid peer;
+	struct ibv_ah *ah;
+	unsigned int got = 0;
+
+	open_both(false); /* droce0 must ask for droce1's MAC first */
+	cr_assert_eq(ibv_query_gid(e1.ctx, 1, 1, &peer), 0);
+	ah = ah_to(&peer, 1);
+	for (int i = 0; i < 100; i++) {
+		struct ibv_sge rs = {
+			.addr = (uintptr_t)e1.buf, .length = 1064, .lkey = e1.mr->lkey};
+		struct ibv_recv_wr rwr = {.wr_id = (uint64_t)i, .sg_list = &rs, .num_sge = 1},
+				   *rbad;
+
+		cr_assert_eq(ibv_post_recv(e1.qp, &rwr, &rbad), 0);
+	}
+	/* more than the port's unresolved queue (64) holds: the rest wait in the send queue */
+	for (int i = 0; i < 100; i++)
+		post_ud(ah, (uint64_t)i);
+	for (int i = 0; i < 100; i++)
+		got += wait_wc(e1.cq).status == IBV_WC_SUCCESS;
+	cr_expect_eq(got, 100, "every one of the burst arrived");
+	cr_expect_eq(port_counter(e0.ctx, "neigh_queue_dropped"), 0);
+}

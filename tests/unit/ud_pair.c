@@ -11,7 +11,10 @@ struct end e0, e1;
 void end_open(struct end *x, struct ibv_device *dev)
 {
 	struct ibv_qp_init_attr ia = {
-		.cap = {.max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1},
+		.cap = {.max_send_wr = 128,
+			.max_recv_wr = 128,
+			.max_send_sge = 1,
+			.max_recv_sge = 1},
 		.qp_type = IBV_QPT_UD,
 	};
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
@@ -19,7 +22,7 @@ void end_open(struct end *x, struct ibv_device *dev)
 	x->ctx = ibv_open_device(dev);
 	cr_assert_not_null(x->ctx);
 	x->pd = ibv_alloc_pd(x->ctx);
-	x->cq = ibv_create_cq(x->ctx, 16, NULL, NULL, 0);
+	x->cq = ibv_create_cq(x->ctx, 512, NULL, NULL, 0);
 	cr_assert_not_null(x->cq);
 	ia.send_cq = ia.recv_cq = x->cq;
 	x->qp = ibv_create_qp(x->pd, &ia);

@@ -14,6 +14,9 @@
 # Exit status: 0 built or up to date; 77 the machine cannot build it (a host
 # package missing, the kernel package cannot be downloaded); 1 anything else.
 set -euo pipefail
+# The image takes the host's own libraries: not the drop-in libibverbs a test run puts
+# first on the library path (ldd would copy droce's in place of rdma-core's).
+unset LD_LIBRARY_PATH LD_PRELOAD
 
 out=$(realpath -m "${1:?usage: build-image.sh OUTDIR}")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
