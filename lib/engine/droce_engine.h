@@ -206,6 +206,12 @@ int droce_engine_port_counters(const char *port, struct droce_counter *c, unsign
 int droce_engine_qp_counters(uint32_t qpn, struct droce_counter *c, unsigned int n);
 
 /**
+ * The numbers of the QPs the engine runs: the first @p n into @p qpns.
+ * @return how many there are (may exceed @p n); -EINVAL; -ENODEV (engine not running).
+ */
+int droce_engine_qp_list(uint32_t *qpns, unsigned int n);
+
+/**
  * Counters of one port, for tests and tools. Read while the lcore runs: each
  * field is one plain load (64-bit loads do not tear on the targets droce runs
  * on), the set is not a snapshot; once the engine is idle it is exact.

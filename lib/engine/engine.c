@@ -71,7 +71,9 @@ static int eal_start(struct engine *e)
 #define ARG(...) snprintf(args[argc], sizeof(args[0]), __VA_ARGS__), argv[argc] = args[argc], argc++
 	ARG("droce");
 	ARG("--file-prefix=%s", e->file_prefix);
-	ARG("--no-telemetry");
+	/* the telemetry socket serves droce's counters (engine_telemetry.c) unless turned off */
+	if (getenv("DROCE_TELEMETRY") != NULL && strcmp(getenv("DROCE_TELEMETRY"), "0") == 0)
+		ARG("--no-telemetry");
 	ARG("--log-level=error");
 	ARG("--lcores=0@(%s),1@%d", cpus, last);
 	if ((no_huge == NULL || strcmp(no_huge, "1") != 0) && free_hugepages() >= 128) {
@@ -337,6 +339,7 @@ int droce_engine_start(const struct droce_engine_conf *conf, const struct droce_
 		eal_finish(e, true);
 	} else {
 		e->pid = getpid();
+		engine_telemetry_register();
 	}
 	pthread_mutex_unlock(&e->ctl_lock);
 	if (rc == 0)

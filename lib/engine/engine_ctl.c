@@ -216,6 +216,10 @@ static int apply(struct engine *e, struct engine_cmd *c)
 		return engine_counters_port(e, c->name, c->ctrs, c->n);
 	case CMD_COUNTERS_QP:
 		return engine_counters_qp(e, c->id, c->ctrs, c->n);
+	case CMD_QP_LIST:
+		for (unsigned int i = 0; i < e->n_list && i < c->n; i++)
+			c->qpns[i] = e->list[i]->tqp.qpn;
+		return (int)e->n_list;
 	case CMD_CAPTURE: {
 		struct engine_port *p = port_by_name(e, c->name);
 		struct droce_capture *old;
@@ -372,4 +376,13 @@ int droce_engine_capture(const char *port, const char *path)
 	}
 	droce_capture_close(c.obj); /* the one it replaced, if any */
 	return 0;
+}
+
+int droce_engine_qp_list(uint32_t *qpns, unsigned int n)
+{
+	struct engine_cmd c = {.type = CMD_QP_LIST, .qpns = qpns, .n = n};
+
+	if (qpns == NULL && n > 0)
+		return -EINVAL;
+	return engine_cmd_run(&c);
 }

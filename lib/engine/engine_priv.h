@@ -111,6 +111,7 @@ enum engine_cmd_type {
 	CMD_AH_DEL,
 	CMD_COUNTERS_PORT,
 	CMD_COUNTERS_QP,
+	CMD_QP_LIST, /* the QP numbers into ctrs' place: qpns, n */
 	CMD_CAPTURE, /* swap a port's capture (obj: the new one or NULL; the old one back in obj) */
 };
 
@@ -128,6 +129,7 @@ struct engine_cmd {
 	const struct ibv_ah_attr *ah;
 	const char *name;           /* CMD_COUNTERS_PORT: the port */
 	struct droce_counter *ctrs; /* CMD_COUNTERS_*: where the values go */
+	uint32_t *qpns;             /* CMD_QP_LIST: where the numbers go */
 	unsigned int n;
 	int result;
 };
@@ -183,5 +185,8 @@ int engine_fault_create(struct engine_port *p);
 void engine_fault_tx(struct engine_port *p, struct rte_mbuf *m);
 unsigned int engine_fault_flush(struct engine_port *p, uint64_t now_us);
 void engine_fault_drain(struct engine_port *p);
+
+/* engine_telemetry.c: the /droce/... telemetry commands, once the EAL runs */
+void engine_telemetry_register(void);
 
 #endif /* DROCE_ENGINE_PRIV_H */

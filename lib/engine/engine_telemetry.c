@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * droce's counters through DPDK telemetry: the engine's EAL answers on its telemetry
+ * socket (dpdk-telemetry.py -f <file prefix>, or any client of the v2 socket). The
+ * callbacks run on DPDK's telemetry thread and read through the control path, as any
+ * reader of the counters does: nothing on the lcore changes for them.
+ *
+ *   /droce/ports                    the port names
+ *   /droce/port/counters,<port>     the port's counters (droce_counters.h names)
+ *   /droce/qps                      the QP numbers the engine runs
+ *   /droce/qp/counters,<qpn>        one QP's counters
+ *   /droce/lcore                    the engine lcore: loops, busy loops, packets
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_telemetry.h>
+
+#include "droce_counters.h"
+#include "engine_priv.h"
+
+#define COUNTERS_MAX 256
+
+static int counters_dict(struct rte_tel_data *d, const struct droce_counter *c, int n)
+{
+	if (n < 0)
+		return n;
+	rte_tel_data_start_dict(d);
+	for (int i = 0; i < n && i < COUNTERS_MAX; i++)
+		rte_tel_data_add_dict_u64(d, c[i].name, c[i].value);
+	return 0;
+}
+
+static int tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct engine *e = &droce_engine;
+
+	(void)cmd;
+	(void)params;
+	if (!droce_engine_running())
+		return -ENODEV;
+	rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
+	/* ports are set at start and never change while the engine runs */
+	for (unsigned int i = 0; i < e->n_ports; i++)
+		rte_tel_data_add_array_string(d, e->ports[i].conf.name);
+	return 0;
+}
+
+static int tel_port_counters(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct droce_counter c[COUNTERS_MAX];
+
+	(void)cmd;
+	if (params == NULL || params[0] == '\0')
+		return -EINVAL;
+	return counters_dict(d, c, droce_engine_port_counters(params, c, COUNTERS_MAX));
+}
+
+static int tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	uint32_t qpns[ENGINE_QPS_MAX / 2];
+	int n;
+
+	(void)cmd;
+	(void)params;
+	n = droce_engine_qp_list(qpns, RTE_DIM(qpns));
+	if (n < 0)
+		return n;
+	rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
+	for (int i = 0; i < n && i < (int)RTE_DIM(qpns); i++)
+		rte_tel_data_add_array_int(d, (int)qpns[i]);
+	return 0;
+}
+
+static int tel_qp_counters(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct droce_counter c[COUNTERS_MAX];
+	char *end;
+	unsigned long qpn;
+
+	(void)cmd;
+	if (params == NULL || params[0] == '\0')
+		return -EINVAL;
+	qpn = strtoul(params, &end, 0);
+	if (*end != '\0' || qpn > 0xffffff)
+		return -EINVAL;
+	return counters_dict(d, c, droce_engine_qp_counters((uint32_t)qpn, c, COUNTERS_MAX));
+}
+
+static int tel_lcore(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct droce_engine_stats s;
+
+	(void)cmd;
+	(void)params;
+	if (!droce_engine_running())
+		return -ENODEV;
+	droce_engine_stats_get(&s);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "loops", s.loops);
+	rte_tel_data_add_dict_u64(d, "busy_loops", s.busy_loops);
+	rte_tel_data_add_dict_u64(d, "rx_pkts", s.rx_pkts);
+	rte_tel_data_add_dict_u64(d, "tx_pkts", s.tx_pkts);
+	rte_tel_data_add_dict_u64(d, "rx_not_roce", s.rx_not_roce);
+	rte_tel_data_add_dict_u64(d, "rx_no_qp", s.rx_no_qp);
+	return 0;
+}
+
+void engine_telemetry_register(void)
+{
+	static bool done;
+
+	/* commands live as long as the EAL: once per process */
+	if (done)
+		return;
+	done = true;
+	rte_telemetry_register_cmd("/droce/ports", tel_ports, "droce's ports. No parameters");
+	rte_telemetry_register_cmd("/droce/port/counters", tel_port_counters,
+				   "A droce port's counters. Parameter: the port name");
+	rte_telemetry_register_cmd("/droce/qps", tel_qps, "The QPs droce runs. No parameters");
+	rte_telemetry_register_cmd("/droce/qp/counters", tel_qp_counters,
+				   "A droce QP's counters. Parameter: the QP number");
+	rte_telemetry_register_cmd(
+		"/droce/lcore", tel_lcore,
+		"droce's engine lcore: loops, busy loops, packets. No parameters");
+}
