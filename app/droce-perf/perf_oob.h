@@ -67,6 +67,22 @@ void perf_oob_report_encode(uint8_t out[PERF_OOB_REPORT_FIELDS][PERF_OOB_FIELD_L
 void perf_oob_report_decode(const uint8_t in[PERF_OOB_REPORT_FIELDS][PERF_OOB_FIELD_LEN],
 			    struct perf_oob_report *r);
 
+/* oob_sock.c: the TCP connection; 0, or -1 after reporting why. */
+struct perf_oob {
+	int fd;
+	bool client; /* the client writes first in each exchange */
+};
+
+int perf_oob_listen(uint16_t port); /* the listening socket, or -1 */
+int perf_oob_accept(int listen_fd, struct perf_oob *s, char *peer, size_t peer_len);
+/* Connect, trying again for @p wait_s seconds while nobody listens. */
+int perf_oob_connect(const char *host, uint16_t port, unsigned int wait_s, struct perf_oob *s,
+		     char *peer, size_t peer_len);
+/* One exchange: @p mine goes, @p len bytes of the other side's come into @p theirs. */
+int perf_oob_xchg(struct perf_oob *s, const void *mine, void *theirs, size_t len);
+int perf_oob_done(struct perf_oob *s); /* "done" both ways and close */
+void perf_oob_close(struct perf_oob *s);
+
 /* oob_plan.c: the steps of a two-host run, the same list on both sides. */
 enum perf_oob_step_kind {
 	/* messages, each both ways */
