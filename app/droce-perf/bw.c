@@ -41,8 +41,9 @@ struct bw {
 	const struct perf_opts *o;
 	bool sender, receiver; /* which ends this process drives */
 	uint32_t size, stride;
-	unsigned int slots, remote_slots, limit, cq_mod, batch;
-	uint64_t target; /* messages per QP; UINT64_MAX until -D's time is up */
+	unsigned int slots, remote_slots, limit, cq_mod;
+	unsigned int batch, min_post; /* WRs a post at most, at least (-l: both the list) */
+	uint64_t target;              /* messages per QP; UINT64_MAX until -D's time is up */
 	uint64_t *posted, *completed, *rx_posted, *received;
 	uint64_t *expect; /* --check of UC/UD SENDs: the next message number */
 	uint64_t t_start, t_last, done, last_progress;
@@ -173,7 +174,7 @@ static int fill_queues(struct bw *b)
 		if (left < room)
 			room = left;
 		/* -l: whole lists only, but for the end of a -D run */
-		while (room >= b->batch || (room > 0 && room == left)) {
+		while (room >= b->min_post || (room > 0 && room == left)) {
 			unsigned int n = room > b->batch ? b->batch : (unsigned int)room;
 
 			if (post_sends(b, q, n) != 0)
@@ -401,6 +402,7 @@ static int setup(struct bw *b)
 	/* the peer's buffer is known to hold one message; an atomic's target is one word */
 	b->remote_slots = c->role == PERF_ROLE_LOOPBACK && b->o->verb != PERF_ATOMIC ? b->slots : 1;
 	b->batch = b->o->post_list > 1 ? b->o->post_list : POST_BATCH;
+	b->min_post = b->o->post_list;
 	if (b->slots > 1 && b->slots % 255 == 0)
 		b->slots--; /* a slot's next message gets another tag byte (pattern.c) */
 	b->limit = c->tx_depth;

@@ -97,10 +97,13 @@ static void print_gid(const union ibv_gid *g)
 		printf("%02d%s", g->raw[i], i < 15 ? ":" : "\n");
 }
 
+/* perftest's address line: READs add the reads the QP answers; atomics and SENDs no key */
 static void print_address(const struct perf_ctx *c, const char *side, const struct perf_dest *d)
 {
 	printf(" %s address: LID %#04x QPN %#06x PSN %#06x", side, d->lid, d->qpn, d->psn);
-	if (c->o->verb != PERF_SEND)
+	if (c->o->verb == PERF_READ)
+		printf(" OUT %#04x", d->out_reads);
+	if (c->o->verb == PERF_READ || c->o->verb == PERF_WRITE)
 		printf(" RKey %#08x VAddr %#016" PRIx64, d->rkey, d->vaddr);
 	printf("\n");
 	print_gid(&d->gid);
