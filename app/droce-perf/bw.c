@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Bandwidth: end 0 keeps every QP's send queue full of WRITEs, SENDs or READs
- * of one size, a completion every cq_mod messages; for SENDs end 1 keeps
- * receives posted and the sender never has more messages in flight than the
- * receiver has receives (so UC and UD lose nothing to a missing receive).
- * One thread drives both ends. The average is over the whole run; the peak is
- * the best rate over any span of at least tx-depth x QPs messages and 1 ms
- * (shorter spans measure how fast CQEs already waiting are polled, not traffic).
+ * Bandwidth: end 0 keeps every QP's send queue full of WRITEs, SENDs, READs or
+ * atomics of one size, a completion every cq_mod messages, -l of them a post;
+ * for SENDs end 1 keeps receives posted. With both ends here (--loopback) one
+ * thread drives both, and the sender never has more messages in flight than
+ * the receiver has receives (so UC and UD lose nothing to a missing receive);
+ * in a two-host run this process is end 0 (the client) or, for SENDs, end 1
+ * (the server), and RC's RNR retries pace the sender as they pace perftest's.
+ * The average is over the whole run; the peak is the best rate over any span
+ * of at least tx-depth x QPs messages and 1 ms (shorter spans measure how fast
+ * CQEs already waiting are polled, not traffic).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,6 +19,7 @@
 #include "droce_perf.h"
 
 #define POST_BATCH 32
+#define POST_MAX   PERF_MAX_POST_LIST
 #define POLL_BATCH 32
 #define QP_SHIFT   56
 #define MSG_MASK   ((1ull << QP_SHIFT) - 1)
@@ -35,9 +39,11 @@ struct peak {
 struct bw {
 	struct perf_ctx *c;
 	const struct perf_opts *o;
+	bool sender, receiver; /* which ends this process drives */
 	uint32_t size, stride;
-	unsigned int slots, limit, cq_mod;
-	uint64_t target; /* messages per QP; UINT64_MAX until -D's time is up */
+	unsigned int slots, remote_slots, limit, cq_mod;
+	unsigned int batch, min_post; /* WRs a post at most, at least (-l: both the list) */
+	uint64_t target;              /* messages per QP; UINT64_MAX until -D's time is up */
 	uint64_t *posted, *completed, *rx_posted, *received;
 	uint64_t *expect; /* --check of UC/UD SENDs: the next message number */
 	uint64_t t_start, t_last, done, last_progress;
@@ -81,12 +87,41 @@ static uint8_t *slot(struct bw *b, int end, unsigned int q, uint64_t m)
 	return b->c->end[end].buf + q * b->c->buf_len + (m % b->slots) * b->stride;
 }
 
+/* The remote side of WR @p wr (message @p m of QP @p q): READ, WRITE or atomic target. */
+static void set_remote(struct bw *b, struct ibv_send_wr *wr, unsigned int q, uint64_t m)
+{
+	const struct perf_dest *peer = &b->c->peer[q];
+	uint64_t addr = peer->vaddr + (m % b->remote_slots) * b->stride;
+
+	switch (b->o->verb) {
+	case PERF_WRITE:
+		wr->opcode = IBV_WR_RDMA_WRITE;
+		break;
+	case PERF_READ:
+		wr->opcode = IBV_WR_RDMA_READ;
+		break;
+	case PERF_ATOMIC:
+		/* perftest's operands: add 1, or compare with 0 and swap in 0 */
+		wr->opcode =
+			b->o->atomic_cas ? IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD;
+		wr->wr.atomic.remote_addr = addr;
+		wr->wr.atomic.rkey = peer->rkey;
+		wr->wr.atomic.compare_add = b->o->atomic_cas ? 0 : PERF_ATOMIC_ADD;
+		wr->wr.atomic.swap = PERF_ATOMIC_SWAP;
+		return;
+	case PERF_SEND:
+		return;
+	}
+	wr->wr.rdma.remote_addr = addr;
+	wr->wr.rdma.rkey = peer->rkey;
+}
+
 static int post_sends(struct bw *b, unsigned int q, unsigned int count)
 {
 	struct perf_ctx *c = b->c;
 	struct perf_end *e = &c->end[0];
-	struct ibv_send_wr wr[POST_BATCH], *bad;
-	struct ibv_sge sge[POST_BATCH];
+	struct ibv_send_wr wr[POST_MAX], *bad;
+	struct ibv_sge sge[POST_MAX];
 	unsigned int i;
 	int rc;
 
@@ -94,7 +129,7 @@ static int post_sends(struct bw *b, unsigned int q, unsigned int count)
 		uint64_t m = b->posted[q] + i;
 		uint8_t *buf = slot(b, 0, q, m);
 
-		if (b->o->check && b->o->verb == PERF_READ)
+		if (b->o->check && (b->o->verb == PERF_READ || b->o->verb == PERF_ATOMIC))
 			memset(buf, 0, b->size);
 		else if (b->o->check)
 			perf_pattern_fill(buf, b->size, q, m);
@@ -108,27 +143,15 @@ static int post_sends(struct bw *b, unsigned int q, unsigned int count)
 		};
 		if ((m + 1) % b->cq_mod == 0 || m + 1 == b->target)
 			wr[i].send_flags |= IBV_SEND_SIGNALED;
-		if (b->o->verb != PERF_READ && b->size <= c->max_inline)
+		if ((b->o->verb == PERF_WRITE || b->o->verb == PERF_SEND) &&
+		    b->size <= c->max_inline)
 			wr[i].send_flags |= IBV_SEND_INLINE;
-		switch (b->o->verb) {
-		case PERF_WRITE:
-			wr[i].opcode = IBV_WR_RDMA_WRITE;
-			break;
-		case PERF_READ:
-			wr[i].opcode = IBV_WR_RDMA_READ;
-			break;
-		case PERF_SEND:
-			wr[i].opcode = IBV_WR_SEND;
-			break;
-		}
+		wr[i].opcode = IBV_WR_SEND;
+		set_remote(b, &wr[i], q, m);
 		if (b->o->verb == PERF_SEND && b->o->qp_type == IBV_QPT_UD) {
 			wr[i].wr.ud.ah = e->ah[q];
 			wr[i].wr.ud.remote_qpn = e->remote_qpn[q];
 			wr[i].wr.ud.remote_qkey = 0x11111111u;
-		} else if (b->o->verb != PERF_SEND) {
-			wr[i].wr.rdma.remote_addr =
-				c->end[1].local[q].vaddr + (m % b->slots) * b->stride;
-			wr[i].wr.rdma.rkey = c->end[1].local[q].rkey;
 		}
 	}
 	rc = ibv_post_send(e->qp[q], wr, &bad);
@@ -146,16 +169,18 @@ static int fill_queues(struct bw *b)
 		uint64_t room = b->limit - (b->posted[q] - b->completed[q]);
 		uint64_t left = b->target - b->posted[q];
 
-		if (b->o->verb == PERF_SEND && b->rx_posted[q] - b->posted[q] < room)
+		if (b->o->verb == PERF_SEND && b->receiver && b->rx_posted[q] - b->posted[q] < room)
 			room = b->rx_posted[q] - b->posted[q];
 		if (left < room)
 			room = left;
-		while (room > 0) {
-			unsigned int n = room > POST_BATCH ? POST_BATCH : (unsigned int)room;
+		/* -l: whole lists only, but for the end of a -D run */
+		while (room >= b->min_post || (room > 0 && room == left)) {
+			unsigned int n = room > b->batch ? b->batch : (unsigned int)room;
 
 			if (post_sends(b, q, n) != 0)
 				return -1;
 			room -= n;
+			left -= n;
 		}
 	}
 	return 0;
@@ -168,7 +193,21 @@ static int fill_queues(struct bw *b)
  */
 static int check_done(struct bw *b, unsigned int q, uint64_t from, uint64_t to)
 {
-	for (uint64_t m = from; m < to; m++) {
+	for (uint64_t m = from; b->o->verb == PERF_ATOMIC && m < to; m++) {
+		uint64_t got, want = b->o->atomic_cas ? PERF_ATOMIC_SWAP : m * PERF_ATOMIC_ADD;
+
+		/* a QP's atomics run in order on one word: the n-th fetches n adds */
+		memcpy(&got, slot(b, 0, q, m), sizeof(got));
+		if (got != want) {
+			fprintf(stderr,
+				"droce-perf: check failed: QP %u message %" PRIu64
+				" fetched %" PRIu64 ", expected %" PRIu64 "\n",
+				q, m, got, want);
+			return -1;
+		}
+		b->c->checked++;
+	}
+	for (uint64_t m = from; b->o->verb != PERF_ATOMIC && m < to; m++) {
 		int end = b->o->verb == PERF_WRITE ? 1 : 0;
 		uint8_t *p = slot(b, end, q, m);
 		uint64_t msg = b->o->verb == PERF_WRITE ? m : m % b->slots;
@@ -220,7 +259,7 @@ static int poll_sender(struct bw *b)
 		done += m + 1 - b->completed[q];
 		b->completed[q] = m + 1;
 	}
-	if (n > 0 && b->o->verb != PERF_SEND)
+	if (n > 0 && (b->o->verb != PERF_SEND || !b->receiver))
 		progress(b, perf_now_ns(), done);
 	else if (n > 0)
 		b->last_progress = perf_now_ns();
@@ -324,21 +363,25 @@ static int run(struct bw *b)
 	uint64_t deadline = b->o->duration ? b->t_start + b->o->duration * 1000000000ull : 0;
 	const uint64_t *count = b->o->verb == PERF_SEND ? b->received : b->completed;
 
+	if (!b->receiver)
+		count = b->completed;
 	for (;;) {
 		uint64_t now;
 
-		if (fill_queues(b) != 0 || poll_sender(b) != 0)
+		if (b->sender && (fill_queues(b) != 0 || poll_sender(b) != 0))
 			return -1;
-		if (b->o->verb == PERF_SEND && poll_receiver(b) != 0)
+		if (b->receiver && poll_receiver(b) != 0)
 			return -1;
-		if (all_done(b, count) && all_done(b, b->completed))
+		if (all_done(b, count) && (!b->sender || all_done(b, b->completed)))
 			return 0;
 		now = perf_now_ns();
 		if (deadline != 0 && now >= deadline && b->target == UINT64_MAX)
 			end_duration(b);
-		if (b->o->verb == PERF_SEND && b->o->qp_type != IBV_QPT_RC &&
-		    all_done(b, b->completed) && now - b->last_progress > LOSS_WAIT)
-			return 0; /* UC/UD: what did not arrive by now was lost */
+		/* UC/UD: what did not arrive by now was lost (a receiver alone: once some came) */
+		if (b->receiver && b->o->qp_type != IBV_QPT_RC &&
+		    (b->sender ? all_done(b, b->completed) : b->done > 0) &&
+		    now - b->last_progress > LOSS_WAIT)
+			return 0;
 		if (now - b->last_progress > PERF_STALL_NS) {
 			fprintf(stderr, "droce-perf: no completion for %llu s\n",
 				PERF_STALL_NS / 1000000000ull);
@@ -352,8 +395,14 @@ static int setup(struct bw *b)
 	unsigned int n = b->o->num_qps;
 	struct perf_ctx *c = b->c;
 
+	b->sender = c->role != PERF_ROLE_SERVER;
+	b->receiver = b->o->verb == PERF_SEND && c->role != PERF_ROLE_CLIENT;
 	b->stride = b->size + (b->o->qp_type == IBV_QPT_UD ? PERF_UD_GRH : 0);
 	b->slots = (unsigned int)(c->buf_len / b->stride);
+	/* the peer's buffer is known to hold one message; an atomic's target is one word */
+	b->remote_slots = c->role == PERF_ROLE_LOOPBACK && b->o->verb != PERF_ATOMIC ? b->slots : 1;
+	b->batch = b->o->post_list > 1 ? b->o->post_list : POST_BATCH;
+	b->min_post = b->o->post_list;
 	if (b->slots > 1 && b->slots % 255 == 0)
 		b->slots--; /* a slot's next message gets another tag byte (pattern.c) */
 	b->limit = c->tx_depth;
@@ -378,12 +427,15 @@ static int setup(struct bw *b)
 	for (unsigned int q = 0; q < n; q++) {
 		unsigned int rx = c->rx_depth < b->slots ? c->rx_depth : b->slots;
 
+		/* atomic --check: each size starts from a target word of 0 */
+		if (b->o->check && b->o->verb == PERF_ATOMIC)
+			memset(slot(b, 1, q, 0), 0, PERF_ATOMIC_SIZE);
+
 		/* READ --check: remote slot k holds message k's pattern */
 		for (unsigned int k = 0; b->o->check && b->o->verb == PERF_READ && k < b->slots;
 		     k++)
 			perf_pattern_fill(slot(b, 1, q, k), b->size, q, k);
-		while (b->o->verb == PERF_SEND && b->rx_posted[q] < rx &&
-		       b->rx_posted[q] < b->target)
+		while (b->receiver && b->rx_posted[q] < rx && b->rx_posted[q] < b->target)
 			if (post_recv(b, q) != 0)
 				return -1;
 	}
@@ -401,12 +453,15 @@ static void teardown(struct bw *b)
 	free(b->peak.cnt);
 }
 
-int perf_bw_run(struct perf_ctx *c, uint32_t size, struct perf_bw_result *r)
+int perf_bw_run(struct perf_ctx *c, uint32_t size, perf_ready_fn ready, void *arg,
+		struct perf_bw_result *r)
 {
 	struct bw b = {.c = c, .o = c->o, .size = size};
 	int rc = setup(&b);
 	double secs;
 
+	if (rc == 0 && ready != NULL)
+		rc = ready(arg);
 	if (rc == 0) {
 		b.t_start = b.t_last = b.last_progress = perf_now_ns();
 		if (!b.o->no_peak)
@@ -416,7 +471,7 @@ int perf_bw_run(struct perf_ctx *c, uint32_t size, struct perf_bw_result *r)
 	if (rc == 0) {
 		secs = (double)(b.t_last - b.t_start) / 1e9;
 		r->bytes = size;
-		r->iters = b.done / c->o->num_qps;
+		r->iters = b.done; /* over every QP, as perftest counts */
 		r->msg_rate = secs > 0 ? (double)b.done / secs : 0;
 		r->bw_avg = r->msg_rate * size;
 		r->bw_peak = c->o->no_peak ? 0 : b.peak.best * size;

@@ -19,34 +19,42 @@ static const struct {
 	enum perf_verb verb;
 	enum perf_kind kind;
 } tests[] = {
-	{"write_bw", PERF_WRITE, PERF_BW}, {"write_lat", PERF_WRITE, PERF_LAT},
-	{"send_bw", PERF_SEND, PERF_BW},   {"send_lat", PERF_SEND, PERF_LAT},
-	{"read_bw", PERF_READ, PERF_BW},   {"read_lat", PERF_READ, PERF_LAT},
+	{"write_bw", PERF_WRITE, PERF_BW},   {"write_lat", PERF_WRITE, PERF_LAT},
+	{"send_bw", PERF_SEND, PERF_BW},     {"send_lat", PERF_SEND, PERF_LAT},
+	{"read_bw", PERF_READ, PERF_BW},     {"read_lat", PERF_READ, PERF_LAT},
+	{"atomic_bw", PERF_ATOMIC, PERF_BW}, {"atomic_lat", PERF_ATOMIC, PERF_LAT},
 };
 
 void perf_cli_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: droce-perf TEST --loopback [options]\n"
+		"usage: droce-perf TEST --loopback [options]     both ends in this process\n"
+		"       droce-perf TEST [options]                server: wait for a client\n"
+		"       droce-perf TEST [options] SERVER         client: connect to SERVER\n"
 		"perftest's tests on droce; TEST is write_bw, write_lat, send_bw, send_lat,\n"
-		"read_bw or read_lat (ib_write_bw ... also accepted).\n"
+		"read_bw, read_lat, atomic_bw or atomic_lat (ib_write_bw ... also accepted).\n"
+		"The other side of a two-host run is perftest 4.5's ib_TEST or droce-perf.\n"
 		"  --loopback                 both ends in this process, joined by droce's\n"
 		"                             back-to-back link (sets DROCE_DEVICES when unset)\n"
 		"  -a, --all                  run sizes from 2 till 2^23 (or --max-size)\n"
+		"  -A, --atomic_type=<type>   CMP_AND_SWAP or FETCH_AND_ADD (default)\n"
 		"      --max-size=<size>      largest size of -a (default 2^23)\n"
 		"  -c, --connection=<RC/UC/UD>  connection type (default RC; UC: write, send;\n"
 		"                             UD: send)\n"
-		"  -d, --ib-dev=<dev>         first end's device (default first device found)\n"
+		"  -d, --ib-dev=<dev>         device (loopback: the first end's; default the\n"
+		"                             first device found)\n"
 		"  -D, --duration=<sec>       run each test for <sec> seconds\n"
 		"  -F, --CPU-freq             no warning about CPU frequency scaling\n"
 		"  -h, --help                 this text\n"
 		"  -i, --ib-port=<port>       port of the devices (default 1)\n"
 		"  -I, --inline_size=<size>   max size of a message sent inline (bw default 0,\n"
 		"                             write/send lat default 220)\n"
+		"  -l, --post_list=<size>     send WRs per post (bw tests; -n a multiple of it)\n"
 		"  -m, --mtu=<mtu>            path MTU 256 - 4096 (default port active MTU)\n"
 		"  -n, --iters=<iters>        exchanges per QP (at least 5; bw 5000, lat 1000)\n"
 		"  -N, --noPeak               do not compute the peak bandwidth\n"
-		"  -o, --outs=<num>           outstanding RDMA READs (default 16)\n"
+		"  -o, --outs=<num>           outstanding RDMA READs and atomics (default 16)\n"
+		"  -p, --port=<port>          TCP port of the exchange (default 18515)\n"
 		"  -q, --qp=<num>             number of QPs (bw tests; default 1)\n"
 		"  -Q, --cq-mod=<num>         a completion every <num> sends (bw default 100)\n"
 		"  -r, --rx-depth=<dep>       receive queue size (send tests; default 512)\n"
@@ -55,6 +63,7 @@ void perf_cli_usage(FILE *out)
 		"  -V, --version              version\n"
 		"  -x, --gid-index=<index>    GID index (default the first IPv4-mapped GID)\n"
 		"      --check                the receiver checks the payload of every message\n"
+		"                             (--loopback only)\n"
 		"      --report_gbits         bandwidth in Gb/sec (10^9 bits) instead of MB/sec\n"
 		"      --out_json [FILE]      also write the results as JSON to FILE\n"
 		"                             (default " DEF_JSON_FILE ")\n"
@@ -150,6 +159,7 @@ enum {
 
 static const struct option longopts[] = {
 	{"all", no_argument, NULL, 'a'},
+	{"atomic_type", required_argument, NULL, 'A'},
 	{"connection", required_argument, NULL, 'c'},
 	{"ib-dev", required_argument, NULL, 'd'},
 	{"duration", required_argument, NULL, 'D'},
@@ -157,10 +167,12 @@ static const struct option longopts[] = {
 	{"help", no_argument, NULL, 'h'},
 	{"ib-port", required_argument, NULL, 'i'},
 	{"inline_size", required_argument, NULL, 'I'},
+	{"post_list", required_argument, NULL, 'l'},
 	{"mtu", required_argument, NULL, 'm'},
 	{"iters", required_argument, NULL, 'n'},
 	{"noPeak", no_argument, NULL, 'N'},
 	{"outs", required_argument, NULL, 'o'},
+	{"port", required_argument, NULL, 'p'},
 	{"qp", required_argument, NULL, 'q'},
 	{"cq-mod", required_argument, NULL, 'Q'},
 	{"rx-depth", required_argument, NULL, 'r'},
@@ -179,7 +191,7 @@ static const struct option longopts[] = {
 
 /* Which options the user gave, for the defaults that depend on the test. */
 struct given {
-	bool size, iters, tx_depth, cq_mod, qp, max_size;
+	bool size, iters, tx_depth, cq_mod, qp, max_size, atomic_type, post_list;
 };
 
 static int parse_one(int c, struct perf_opts *o, struct given *g, int argc, char **argv)
@@ -190,6 +202,15 @@ static int parse_one(int c, struct perf_opts *o, struct given *g, int argc, char
 	switch (c) {
 	case 'a':
 		o->all = true;
+		break;
+	case 'A':
+		if (strcmp(optarg, "CMP_AND_SWAP") == 0)
+			o->atomic_cas = true;
+		else if (strcmp(optarg, "FETCH_AND_ADD") == 0)
+			o->atomic_cas = false;
+		else
+			return bad_value("-A", optarg, "CMP_AND_SWAP or FETCH_AND_ADD");
+		g->atomic_type = true;
 		break;
 	case 'c':
 		if (strcmp(optarg, "RC") == 0)
@@ -219,6 +240,11 @@ static int parse_one(int c, struct perf_opts *o, struct given *g, int argc, char
 		rc = parse_num("-I", optarg, 0, 512, false, &v);
 		o->inline_size = (int)v;
 		break;
+	case 'l':
+		rc = parse_num("-l", optarg, 1, PERF_MAX_POST_LIST, false, &v);
+		o->post_list = (unsigned int)v;
+		g->post_list = true;
+		break;
 	case 'm':
 		rc = parse_num("-m", optarg, 256, 4096, false, &v);
 		if (rc == 0 && (v & (v - 1)) != 0)
@@ -235,6 +261,10 @@ static int parse_one(int c, struct perf_opts *o, struct given *g, int argc, char
 	case 'o':
 		rc = parse_num("-o", optarg, 1, 128, false, &v);
 		o->outs = (unsigned int)v;
+		break;
+	case 'p':
+		rc = parse_num("-p", optarg, 1, 65535, false, &v);
+		o->port = (uint16_t)v;
 		break;
 	case 'q':
 		rc = parse_num("-q", optarg, 1, 256, false, &v);
@@ -305,6 +335,38 @@ static int usage_error(const char *msg)
 	return PERF_EXIT_USAGE;
 }
 
+/* -l: whole lists of WRs, each ending in a signaled one, as perftest's rules. */
+static int check_post_list(struct perf_opts *o, const struct given *g)
+{
+	if (!g->post_list)
+		return 0;
+	if (o->kind != PERF_BW)
+		return usage_error("-l posts lists in bandwidth tests only");
+	if (o->duration == 0 && o->iters % o->post_list != 0)
+		return usage_error("-n must be a multiple of the post list (-l)");
+	if (o->post_list > o->tx_depth)
+		return usage_error("a post list (-l) longer than the send queue (-t)");
+	if (!g->cq_mod)
+		o->cq_mod = o->post_list;
+	else if (o->post_list % o->cq_mod != 0)
+		return usage_error("the post list (-l) must be a multiple of -Q");
+	return 0;
+}
+
+/*
+ * Two-host runs need the same sizes and counts on both sides; what would make
+ * perftest and droce-perf wait for each other forever is refused here.
+ */
+static int check_two_host(const struct perf_opts *o)
+{
+	if (o->check)
+		return usage_error("--check runs with --loopback only (perftest sends no pattern)");
+	if (o->duration != 0 && (o->kind == PERF_LAT || o->verb == PERF_SEND))
+		return usage_error("two-host runs take -D in write_bw, read_bw and atomic_bw only "
+				   "(the other tests count their messages on both sides: use -n)");
+	return 0;
+}
+
 /* Combinations perftest refuses, or droce-perf cannot run (yet). */
 static int check_combination(struct perf_opts *o, const struct given *g)
 {
@@ -312,6 +374,14 @@ static int check_combination(struct perf_opts *o, const struct given *g)
 		return usage_error("UD carries only send tests (-c UD with send_bw or send_lat)");
 	if (o->qp_type == IBV_QPT_UC && o->verb == PERF_READ)
 		return usage_error("UC has no RDMA READ (read tests need -c RC)");
+	if (o->qp_type != IBV_QPT_RC && o->verb == PERF_ATOMIC)
+		return usage_error("atomics run on RC only (-c RC)");
+	if (o->verb == PERF_ATOMIC && g->size && o->size != PERF_ATOMIC_SIZE)
+		return usage_error("an atomic is 8 bytes: atomic tests take no other -s");
+	if (o->verb == PERF_ATOMIC && o->all)
+		return usage_error("an atomic is 8 bytes: atomic tests take no -a");
+	if (g->atomic_type && o->verb != PERF_ATOMIC)
+		return usage_error("-A is for atomic_bw and atomic_lat");
 	if (o->kind == PERF_LAT && o->num_qps != 1)
 		return usage_error("latency tests run one QP (-q 1)");
 	if (o->all && o->duration != 0)
@@ -324,7 +394,9 @@ static int check_combination(struct perf_opts *o, const struct given *g)
 		return usage_error("-D and -n do not go together");
 	if (o->qp_type == IBV_QPT_UD && g->size && o->size > 4096)
 		return usage_error("a UD message fits one packet: -s up to the MTU (4096)");
-	return 0;
+	if (!o->loopback && check_two_host(o) != 0)
+		return PERF_EXIT_USAGE;
+	return check_post_list(o, g);
 }
 
 int perf_cli_parse(int argc, char **argv, struct perf_opts *o)
@@ -341,10 +413,12 @@ int perf_cli_parse(int argc, char **argv, struct perf_opts *o)
 	o->outs = 16;
 	o->inline_size = -1;
 	o->max_size = PERF_MAX_SIZE;
+	o->port = PERF_OOB_PORT;
+	o->post_list = 1;
 	optind = 1;
 	opterr = 1;
-	while ((c = getopt_long(argc, argv, "ac:d:D:Fhi:I:m:n:No:q:Q:r:s:t:Vx:", longopts, NULL)) !=
-	       -1) {
+	while ((c = getopt_long(argc, argv, "aA:c:d:D:Fhi:I:l:m:n:No:p:q:Q:r:s:t:Vx:", longopts,
+				NULL)) != -1) {
 		if (c == 'h') {
 			perf_cli_usage(stdout);
 			return -1;
@@ -359,7 +433,7 @@ int perf_cli_parse(int argc, char **argv, struct perf_opts *o)
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "droce-perf: which test? (write_bw, write_lat, send_bw, send_lat, "
-				"read_bw, read_lat)\n");
+				"read_bw, read_lat, atomic_bw, atomic_lat)\n");
 		perf_cli_usage(stderr);
 		return PERF_EXIT_USAGE;
 	}
@@ -367,17 +441,18 @@ int perf_cli_parse(int argc, char **argv, struct perf_opts *o)
 		fprintf(stderr, "droce-perf: unknown test '%s'\n", argv[optind]);
 		return PERF_EXIT_USAGE;
 	}
+	if (optind + 2 < argc)
+		return usage_error("too many arguments (TEST [SERVER])");
 	if (optind + 1 < argc) {
-		if (optind + 2 < argc)
-			return usage_error("too many arguments");
-		return usage_error("two-host runs (a server and a client HOST) are not there yet: "
-				   "run with --loopback");
+		if (o->loopback)
+			return usage_error("--loopback runs both ends here: no SERVER");
+		o->server = argv[optind + 1];
 	}
-	if (!o->loopback)
-		return usage_error("only --loopback runs exist yet (both ends in this process)");
 	if (o->kind == PERF_BW) {
 		if (!g.size) /* UD: a message is one packet, by default of the path MTU */
-			o->size = o->qp_type == IBV_QPT_UD ? 0 : 65536;
+			o->size = o->qp_type == IBV_QPT_UD ? 0
+				  : o->verb == PERF_ATOMIC ? PERF_ATOMIC_SIZE
+							   : 65536;
 		if (!g.iters)
 			o->iters = 5000;
 		if (!g.tx_depth)
@@ -388,7 +463,7 @@ int perf_cli_parse(int argc, char **argv, struct perf_opts *o)
 			o->inline_size = 0;
 	} else {
 		if (!g.size)
-			o->size = 2;
+			o->size = o->verb == PERF_ATOMIC ? PERF_ATOMIC_SIZE : 2;
 		if (!g.iters)
 			o->iters = 1000;
 		o->tx_depth = 1;
@@ -398,7 +473,7 @@ int perf_cli_parse(int argc, char **argv, struct perf_opts *o)
 	}
 	if (o->cq_mod > o->tx_depth)
 		o->cq_mod = o->tx_depth;
-	if (o->verb == PERF_READ)
+	if (o->verb == PERF_READ || o->verb == PERF_ATOMIC)
 		o->inline_size = 0;
 	return check_combination(o, &g);
 }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * droce-perf: perftest's bandwidth and latency tests (write, send, read) on
- * droce through the libibverbs API. Shared declarations of its files:
- * cli.c (options), res.c (verbs resources of one end, connection),
- * loopback.c (two ends in one process), bw.c, lat.c (the measurements),
- * pattern.c (payload pattern for --check), report.c (text and JSON output).
+ * droce-perf: perftest's bandwidth and latency tests (write, send, read,
+ * atomic) on droce through the libibverbs API. Shared declarations of its
+ * files: cli.c (options), res.c (verbs resources of one end, connection),
+ * loopback.c (two ends in one process), twohost.c (one end, the other a
+ * perftest or droce-perf elsewhere; perf_oob.h: the exchange), bw.c, lat.c,
+ * lat_twohost.c (the measurements), pattern.c (payload pattern for --check),
+ * report.c (text and JSON output).
  */
 #ifndef DROCE_PERF_H
 #define DROCE_PERF_H
@@ -17,19 +19,27 @@
 
 #include <infiniband/verbs.h>
 
+#include "perf_oob.h"
+
 #define PERF_EXIT_OK    0
 #define PERF_EXIT_FAIL  1 /* a verbs call, a completion or --check failed */
 #define PERF_EXIT_USAGE 2
 
-#define PERF_MIN_ITERS 5
-#define PERF_MAX_SIZE  (1u << 23) /* -a runs 2 .. 2^23, as perftest */
-#define PERF_UD_GRH    40         /* a UD receive starts with the GRH */
+#define PERF_MIN_ITERS     5
+#define PERF_MAX_POST_LIST 256
+#define PERF_MAX_SIZE      (1u << 23) /* -a runs 2 .. 2^23, as perftest */
+#define PERF_UD_GRH        40         /* a UD receive starts with the GRH */
 
 enum perf_verb {
 	PERF_WRITE,
 	PERF_SEND,
 	PERF_READ,
+	PERF_ATOMIC,
 };
+
+#define PERF_ATOMIC_SIZE 8 /* an atomic's operand, the only size of atomic tests */
+#define PERF_ATOMIC_ADD  1 /* perftest's FETCH_AND_ADD adds 1 */
+#define PERF_ATOMIC_SWAP 0 /* and its CMP_AND_SWAP compares and swaps 0 */
 
 enum perf_kind {
 	PERF_BW,
@@ -43,23 +53,27 @@ struct perf_opts {
 	enum perf_kind kind;
 	enum ibv_qp_type qp_type;
 	bool loopback;
-	const char *ib_dev;    /* -d: first end's device, NULL = first device */
-	uint8_t ib_port;       /* -i */
-	int gid_index;         /* -x, -1 = the first IPv4-mapped GID */
-	uint64_t size;         /* -s; 0: the path MTU (UD bandwidth default) */
-	bool all;              /* -a */
-	uint64_t max_size;     /* --max-size: bound of -a */
-	uint64_t iters;        /* -n, per QP */
-	unsigned int duration; /* -D seconds, 0 = iteration mode */
-	unsigned int num_qps;  /* -q */
-	unsigned int tx_depth; /* -t */
-	unsigned int rx_depth; /* -r */
-	unsigned int cq_mod;   /* -Q */
-	unsigned int outs;     /* -o: outstanding RDMA READs */
-	unsigned int mtu;      /* -m bytes, 0 = the port's active MTU */
-	int inline_size;       /* -I, -1 = default */
-	bool cpu_freq_ok;      /* -F */
-	bool no_peak;          /* -N */
+	const char *server;     /* two hosts: the server to connect to; NULL = be the server */
+	uint16_t port;          /* -p: TCP port of the exchange */
+	bool atomic_cas;        /* -A CMP_AND_SWAP (default FETCH_AND_ADD) */
+	unsigned int post_list; /* -l: send WRs per ibv_post_send() */
+	const char *ib_dev;     /* -d: first end's device, NULL = first device */
+	uint8_t ib_port;        /* -i */
+	int gid_index;          /* -x, -1 = the first IPv4-mapped GID */
+	uint64_t size;          /* -s; 0: the path MTU (UD bandwidth default) */
+	bool all;               /* -a */
+	uint64_t max_size;      /* --max-size: bound of -a */
+	uint64_t iters;         /* -n, per QP */
+	unsigned int duration;  /* -D seconds, 0 = iteration mode */
+	unsigned int num_qps;   /* -q */
+	unsigned int tx_depth;  /* -t */
+	unsigned int rx_depth;  /* -r */
+	unsigned int cq_mod;    /* -Q */
+	unsigned int outs;      /* -o: outstanding RDMA READs */
+	unsigned int mtu;       /* -m bytes, 0 = the port's active MTU */
+	int inline_size;        /* -I, -1 = default */
+	bool cpu_freq_ok;       /* -F */
+	bool no_peak;           /* -N */
 	bool report_gbits;
 	bool check;
 	const char *json_path; /* --out_json, NULL = none */
@@ -70,16 +84,6 @@ struct perf_opts {
 int perf_cli_parse(int argc, char **argv, struct perf_opts *o);
 void perf_cli_usage(FILE *out);
 const char *perf_conn_name(enum ibv_qp_type t);
-
-/* What one end tells the other, and what the address lines print. */
-struct perf_dest {
-	uint16_t lid;
-	uint32_t qpn;
-	uint32_t psn;
-	uint32_t rkey;
-	uint64_t vaddr;
-	union ibv_gid gid;
-};
 
 /* One end: a device, its PD, CQ and MR, and its QPs; QP i owns buf + i * buf_len. */
 struct perf_end {
@@ -93,15 +97,31 @@ struct perf_end {
 	uint8_t *buf;
 	struct ibv_port_attr port;
 	int gid_index;
+	union ibv_gid gid;
 	struct perf_dest *local; /* one per QP */
 };
 
-/* A run: the options, the two ends (0 requests, 1 responds) and what they agreed. */
+enum perf_role {
+	PERF_ROLE_LOOPBACK, /* both ends here */
+	PERF_ROLE_CLIENT,   /* end 0 here: it requests */
+	PERF_ROLE_SERVER,   /* end 1 here: it receives or answers */
+};
+
+/*
+ * A run: the options, the two ends (0 requests, 1 responds; in two-host runs
+ * only end me is here) and what they agreed.
+ */
 struct perf_ctx {
 	const struct perf_opts *o;
+	enum perf_role role;
+	int me; /* the end this process reports on */
 	struct perf_end end[2];
+	const struct perf_dest *peer; /* the addresses of end me's peer QPs */
 	const char *dev_name[2];
-	size_t buf_len; /* per QP and end */
+	char peer_name[64]; /* two hosts: the other side's address */
+	size_t buf_len;     /* per QP and end */
+	size_t vaddr_off;   /* where a QP's buffer starts for the peer (write_lat: its half) */
+	unsigned int cycle; /* the larger page size: a peer may use this much from vaddr */
 	enum ibv_mtu mtu;
 	unsigned int max_inline;
 	unsigned int outs;
@@ -113,7 +133,11 @@ struct perf_ctx {
 };
 
 /* res.c */
-int perf_end_open(struct perf_ctx *c, struct perf_end *e, struct ibv_device *dev);
+int perf_end_open_device(struct perf_ctx *c, struct perf_end *e, struct ibv_device *dev);
+int perf_end_create(struct perf_ctx *c, struct perf_end *e);
+int perf_end_wait_active(struct perf_end *e, uint8_t port);
+enum ibv_mtu perf_mtu_enum(unsigned int bytes);
+void perf_leave_engine_cpu(void);
 int perf_end_connect(struct perf_ctx *c, struct perf_end *e, const struct perf_dest *peer);
 void perf_end_close(struct perf_ctx *c, struct perf_end *e);
 int perf_post_recv(struct perf_ctx *c, struct perf_end *e, unsigned int qp, uint64_t slot_off,
@@ -122,6 +146,11 @@ int perf_post_recv(struct perf_ctx *c, struct perf_end *e, unsigned int qp, uint
 /* loopback.c */
 int perf_loopback_open(struct perf_ctx *c);
 void perf_loopback_close(struct perf_ctx *c);
+void perf_size_queues(struct perf_ctx *c);
+
+/* twohost.c: the whole run against the other host; 0, or -1 after reporting. */
+int perf_twohost_run(struct perf_ctx *c);
+void perf_twohost_close(struct perf_ctx *c);
 
 /* bw.c, lat.c: one message size; 0, or -1 after reporting the failure. */
 struct perf_bw_result {
@@ -138,8 +167,19 @@ struct perf_lat_result {
 	double t_min, t_max, t_typical, t_avg, t_stdev, p99, p999; /* microseconds */
 };
 
-int perf_bw_run(struct perf_ctx *c, uint32_t size, struct perf_bw_result *r);
+/* Called once a run is set up (receives posted), before it starts: the two-host SYNC. */
+typedef int (*perf_ready_fn)(void *arg);
+
+int perf_bw_run(struct perf_ctx *c, uint32_t size, perf_ready_fn ready, void *arg,
+		struct perf_bw_result *r);
 int perf_lat_run(struct perf_ctx *c, uint32_t size, struct perf_lat_result *r);
+/* lat_twohost.c: end me against perftest's ping-pong and one-sided latency */
+int perf_lat_twohost_run(struct perf_ctx *c, uint32_t size, perf_ready_fn ready, void *arg,
+			 struct perf_lat_result *r);
+/* lat.c: the table's figures from @p n samples (sorted in place) */
+void perf_lat_stats(double *samples, uint64_t n, uint32_t size, struct perf_lat_result *r);
+/* the message sizes of the run (-s, or -a's); their count */
+unsigned int perf_sizes(const struct perf_ctx *c, uint32_t *sizes, unsigned int cap);
 
 /* pattern.c: the bytes of message @p msg of QP @p qp; its last byte is never 0
  * and differs from the previous message's. */
@@ -157,6 +197,9 @@ int perf_pattern_await(const uint8_t *p, uint32_t len, unsigned int qp, uint64_t
 
 /* report.c */
 void perf_report_header(const struct perf_ctx *c);
+void perf_report_remote_bw(const struct perf_ctx *c, const struct perf_oob_report *r);
+void perf_report_oob(const struct perf_ctx *c, const struct perf_bw_result *r,
+		     struct perf_oob_report *out);
 void perf_report_addresses(const struct perf_ctx *c);
 void perf_report_table_title(const struct perf_ctx *c);
 void perf_report_bw(const struct perf_ctx *c, const struct perf_bw_result *r);

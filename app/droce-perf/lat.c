@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Latency: one QP, one message in flight. WRITE and SEND are ping-pongs
- * (end 0 sends, end 1 answers as soon as the message is there; a sample is
- * half the round trip, as perftest reports); READ is end 0 reading end 1's
- * buffer (a sample is the whole read). WRITE receivers poll the message's
- * last byte, which changes every iteration. One thread drives both ends.
+ * Latency with both ends here (--loopback): one QP, one message in flight.
+ * WRITE and SEND are ping-pongs (end 0 sends, end 1 answers as soon as the
+ * message is there; a sample is half the round trip, as perftest reports);
+ * READ and atomics are end 0's requests to end 1's buffer (a sample is the
+ * whole request). WRITE receivers poll the message's last byte, which changes
+ * every iteration. One thread drives both ends.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -69,36 +70,49 @@ static int poll_end(struct lat *l, int end, bool want_recv, bool *got)
 				return -1;
 			}
 			*got = true;
-		} else if (l->o->verb == PERF_READ) {
+		} else if (l->o->verb == PERF_READ || l->o->verb == PERF_ATOMIC) {
 			*got = true;
 		}
 	}
 	return 0;
 }
 
+static bool one_sided(const struct lat *l)
+{
+	return l->o->verb == PERF_READ || l->o->verb == PERF_ATOMIC;
+}
+
 static int post(struct lat *l, int from, uint64_t msg)
 {
 	struct perf_end *e = &l->c->end[from];
 	const struct perf_dest *peer = &l->c->end[!from].local[0];
-	uint8_t *buf = l->o->verb == PERF_READ ? recv_buf(l, from) : send_buf(l, from);
+	uint8_t *buf = one_sided(l) ? recv_buf(l, from) : send_buf(l, from);
 	struct ibv_sge s = {.addr = (uintptr_t)buf, .length = l->size, .lkey = e->mr->lkey};
 	struct ibv_send_wr wr = {.wr_id = msg, .sg_list = &s, .num_sge = 1}, *bad;
 	int rc;
 
-	if (l->o->verb == PERF_READ || ++l->sent[from] % SIGNAL_EVERY == 0)
+	if (one_sided(l) || ++l->sent[from] % SIGNAL_EVERY == 0)
 		wr.send_flags = IBV_SEND_SIGNALED;
-	if (l->o->verb != PERF_READ && l->size <= l->c->max_inline)
+	if (!one_sided(l) && l->size <= l->c->max_inline)
 		wr.send_flags |= IBV_SEND_INLINE;
 	switch (l->o->verb) {
 	case PERF_WRITE:
 		wr.opcode = IBV_WR_RDMA_WRITE;
-		wr.wr.rdma.remote_addr = peer->vaddr + l->rx_off;
+		wr.wr.rdma.remote_addr = peer->vaddr; /* its receive half (vaddr_off) */
 		wr.wr.rdma.rkey = peer->rkey;
 		break;
 	case PERF_READ:
 		wr.opcode = IBV_WR_RDMA_READ;
 		wr.wr.rdma.remote_addr = peer->vaddr;
 		wr.wr.rdma.rkey = peer->rkey;
+		break;
+	case PERF_ATOMIC:
+		wr.opcode =
+			l->o->atomic_cas ? IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD;
+		wr.wr.atomic.remote_addr = peer->vaddr;
+		wr.wr.atomic.rkey = peer->rkey;
+		wr.wr.atomic.compare_add = l->o->atomic_cas ? 0 : PERF_ATOMIC_ADD;
+		wr.wr.atomic.swap = PERF_ATOMIC_SWAP;
 		break;
 	case PERF_SEND:
 		wr.opcode = IBV_WR_SEND;
@@ -151,7 +165,22 @@ static int wait_message(struct lat *l, int end, uint64_t msg)
 	}
 	if (l->o->verb == PERF_SEND && post_recv(l, end, msg) != 0)
 		return -1;
-	if (l->o->check) {
+	if (l->o->check && l->o->verb == PERF_ATOMIC) {
+		uint64_t fetched,
+			want = l->o->atomic_cas ? PERF_ATOMIC_SWAP : msg * PERF_ATOMIC_ADD;
+
+		/* the n-th atomic on the one word fetches n adds */
+		memcpy(&fetched, recv_buf(l, end), sizeof(fetched));
+		if (fetched != want) {
+			fprintf(stderr,
+				"droce-perf: check failed: atomic %llu fetched %llu, expected "
+				"%llu\n",
+				(unsigned long long)msg, (unsigned long long)fetched,
+				(unsigned long long)want);
+			return -1;
+		}
+		l->c->checked++;
+	} else if (l->o->check) {
 		uint64_t m = l->o->verb == PERF_READ ? 0 : msg;
 
 		if (perf_pattern_await(recv_buf(l, end), l->size, (unsigned int)!end, m,
@@ -167,11 +196,11 @@ static int iteration(struct lat *l, uint64_t i, double *usec)
 {
 	uint64_t t0, t1;
 
-	if (l->o->verb == PERF_READ) {
+	if (one_sided(l)) {
 		if (l->o->check)
 			memset(recv_buf(l, 0), 0, l->size);
 		t0 = perf_now_ns();
-		if (post(l, 0, i) != 0 || wait_message(l, 0, 0) != 0)
+		if (post(l, 0, i) != 0 || wait_message(l, 0, l->o->verb == PERF_READ ? 0 : i) != 0)
 			return -1;
 		t1 = perf_now_ns();
 		*usec = (double)(t1 - t0) / 1e3;
@@ -207,25 +236,24 @@ static double percentile(const double *s, uint64_t n, double p)
 	return s[k == 0 ? 0 : k - 1];
 }
 
-static void stats(struct lat *l, struct perf_lat_result *r)
+void perf_lat_stats(double *samples, uint64_t n, uint32_t size, struct perf_lat_result *r)
 {
 	double sum = 0, sq = 0;
-	uint64_t n = l->n;
 
-	qsort(l->samples, n, sizeof(double), cmp_double);
+	qsort(samples, n, sizeof(double), cmp_double);
 	for (uint64_t i = 0; i < n; i++)
-		sum += l->samples[i];
+		sum += samples[i];
 	r->t_avg = sum / (double)n;
 	for (uint64_t i = 0; i < n; i++)
-		sq += (l->samples[i] - r->t_avg) * (l->samples[i] - r->t_avg);
-	r->bytes = l->size;
+		sq += (samples[i] - r->t_avg) * (samples[i] - r->t_avg);
+	r->bytes = size;
 	r->iters = n;
-	r->t_min = l->samples[0];
-	r->t_max = l->samples[n - 1];
-	r->t_typical = l->samples[n / 2];
+	r->t_min = samples[0];
+	r->t_max = samples[n - 1];
+	r->t_typical = samples[n / 2];
 	r->t_stdev = sqrt(sq / (double)n);
-	r->p99 = percentile(l->samples, n, 0.99);
-	r->p999 = percentile(l->samples, n, 0.999);
+	r->p99 = percentile(samples, n, 0.99);
+	r->p999 = percentile(samples, n, 0.999);
 }
 
 static int add_sample(struct lat *l, double usec)
@@ -280,7 +308,7 @@ int perf_lat_run(struct perf_ctx *c, uint32_t size, struct perf_lat_result *r)
 			rc = add_sample(&l, usec);
 	}
 	if (rc == 0)
-		stats(&l, r);
+		perf_lat_stats(l.samples, l.n, l.size, r);
 	free(l.samples);
 	return rc;
 }

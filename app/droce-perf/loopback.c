@@ -6,7 +6,6 @@
  * connected; the ends then exchange their addresses by assignment.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,25 +15,41 @@
 #define LOOPBACK_DEVICES                                                \
 	"droce0:mac=02:d0:0c:00:00:01,ip=10.99.0.1,mtu=4200,link=perf " \
 	"droce1:mac=02:d0:0c:00:00:02,ip=10.99.0.2,mtu=4200,link=perf"
-#define BUF_CAP     (4u << 20) /* messages per QP buffer when they are small */
-#define LAT_SQ      128        /* latency tests: send queue, moderated */
-#define LAT_RQ      16
-#define PORT_WAIT_S 10
+#define BUF_CAP (4u << 20) /* messages per QP buffer when they are small */
+#define LAT_SQ  128        /* latency tests: send queue, moderated */
+#define LAT_RQ  16
 
-static enum ibv_mtu mtu_enum(unsigned int bytes)
+/*
+ * Queue depths and each QP's buffer: room for the messages in flight (bw), or
+ * a send half and a receive half (lat); never less than the page size the
+ * ends agreed on, which perftest may use from the address it was given.
+ */
+void perf_size_queues(struct perf_ctx *c)
 {
-	switch (bytes) {
-	case 256:
-		return IBV_MTU_256;
-	case 512:
-		return IBV_MTU_512;
-	case 1024:
-		return IBV_MTU_1024;
-	case 2048:
-		return IBV_MTU_2048;
-	default:
-		return IBV_MTU_4096;
+	const struct perf_opts *o = c->o;
+	size_t max = (o->all ? o->max_size : o->size ? o->size : 4096) + PERF_UD_GRH;
+	size_t len;
+
+	if (o->kind == PERF_LAT) {
+		c->tx_depth = LAT_SQ;
+		c->rx_depth = LAT_RQ;
+		len = 2 * (max > c->cycle ? max : c->cycle);
+	} else {
+		unsigned int depth = o->tx_depth > o->rx_depth ? o->tx_depth : o->rx_depth;
+
+		c->tx_depth = o->tx_depth;
+		c->rx_depth = o->verb == PERF_SEND ? o->rx_depth : 1;
+		len = max * depth;
+		if (len > BUF_CAP)
+			len = max > BUF_CAP ? max : BUF_CAP;
+		if (len < c->cycle)
+			len = c->cycle;
 	}
+	c->buf_len = (len + 63) / 64 * 64;
+	/* write_lat: the peer writes into the receive half (lat.c) */
+	if (o->kind == PERF_LAT && o->verb == PERF_WRITE)
+		c->vaddr_off = c->buf_len / 2;
+	c->max_inline = (unsigned int)o->inline_size;
 }
 
 /* The two devices: -d names the first (default the first listed), the second is the next other. */
@@ -64,44 +79,6 @@ static int pick_devices(struct perf_ctx *c, struct ibv_device **list, int n,
 	return 0;
 }
 
-static void size_queues(struct perf_ctx *c)
-{
-	const struct perf_opts *o = c->o;
-	size_t max = (o->all ? o->max_size : o->size ? o->size : 4096) + PERF_UD_GRH;
-	size_t len;
-
-	if (o->kind == PERF_LAT) {
-		c->tx_depth = LAT_SQ;
-		c->rx_depth = LAT_RQ;
-		len = 2 * max;
-	} else {
-		unsigned int depth = o->tx_depth > o->rx_depth ? o->tx_depth : o->rx_depth;
-
-		c->tx_depth = o->tx_depth;
-		c->rx_depth = o->verb == PERF_SEND ? o->rx_depth : 1;
-		len = max * depth;
-		if (len > BUF_CAP)
-			len = max > BUF_CAP ? max : BUF_CAP;
-	}
-	c->buf_len = (len + 63) / 64 * 64;
-	c->max_inline = (unsigned int)o->inline_size;
-}
-
-static int wait_active(struct perf_end *e, uint8_t port)
-{
-	for (int i = 0; i < PORT_WAIT_S * 1000; i++) {
-		if (ibv_query_port(e->ctx, port, &e->port) != 0) {
-			fprintf(stderr, "droce-perf: ibv_query_port: %s\n", strerror(errno));
-			return -1;
-		}
-		if (e->port.state == IBV_PORT_ACTIVE)
-			return 0;
-		usleep(1000);
-	}
-	fprintf(stderr, "droce-perf: port %u is not ACTIVE after %d s\n", port, PORT_WAIT_S);
-	return -1;
-}
-
 /* Path MTU: -m, but not above either port's active MTU (perftest says so and lowers it). */
 static void choose_mtu(struct perf_ctx *c)
 {
@@ -112,31 +89,13 @@ static void choose_mtu(struct perf_ctx *c)
 	c->mtu = active;
 	if (c->o->mtu == 0)
 		return;
-	c->mtu = mtu_enum(c->o->mtu);
+	c->mtu = perf_mtu_enum(c->o->mtu);
 	if (c->mtu > active) {
 		printf(" Requested mtu is higher than active mtu \n"
 		       " Changing to active mtu - %d\n",
 		       128 << active);
 		c->mtu = active;
 	}
-}
-
-/*
- * The engine polls on the last CPU (doc/verbs.md); this thread spins too, so it
- * keeps off that CPU when it has another one.
- */
-static void leave_engine_cpu(void)
-{
-	cpu_set_t set;
-	int last = -1;
-
-	if (sched_getaffinity(0, sizeof(set), &set) != 0 || CPU_COUNT(&set) < 2)
-		return;
-	for (int i = 0; i < CPU_SETSIZE; i++)
-		if (CPU_ISSET(i, &set))
-			last = i;
-	CPU_CLR(last, &set);
-	(void)sched_setaffinity(0, sizeof(set), &set);
 }
 
 int perf_loopback_open(struct perf_ctx *c)
@@ -155,25 +114,32 @@ int perf_loopback_open(struct perf_ctx *c)
 	}
 	if (pick_devices(c, list, n, dev) != 0)
 		goto out_free_list;
-	size_queues(c);
+	c->role = PERF_ROLE_LOOPBACK;
+	c->me = 0;
+	c->cycle = (unsigned int)sysconf(_SC_PAGESIZE);
+	perf_size_queues(c);
 	c->outs = c->o->outs;
 	for (int i = 0; i < 2; i++) {
-		if (perf_end_open(c, &c->end[i], dev[i]) != 0)
+		if (perf_end_open_device(c, &c->end[i], dev[i]) != 0)
 			goto out_free_list;
 		if (ibv_query_device(c->end[i].ctx, &da) == 0 &&
 		    c->outs > (unsigned int)da.max_qp_rd_atom)
 			c->outs = (unsigned int)da.max_qp_rd_atom;
 	}
-	if (wait_active(&c->end[0], c->o->ib_port) != 0 ||
-	    wait_active(&c->end[1], c->o->ib_port) != 0)
+	for (int i = 0; i < 2; i++)
+		if (perf_end_create(c, &c->end[i]) != 0)
+			goto out_free_list;
+	if (perf_end_wait_active(&c->end[0], c->o->ib_port) != 0 ||
+	    perf_end_wait_active(&c->end[1], c->o->ib_port) != 0)
 		goto out_free_list;
 	choose_mtu(c);
-	leave_engine_cpu();
+	perf_leave_engine_cpu();
 	if (c->o->qp_type == IBV_QPT_UD && c->o->size > (128u << c->mtu) && !c->o->all) {
 		fprintf(stderr, "droce-perf: a UD message fits one packet: -s up to %u\n",
 			128u << c->mtu);
 		goto out_free_list;
 	}
+	c->peer = c->end[1].local;
 	if (perf_end_connect(c, &c->end[0], c->end[1].local) != 0 ||
 	    perf_end_connect(c, &c->end[1], c->end[0].local) != 0)
 		goto out_free_list;

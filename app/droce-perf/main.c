@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * droce-perf: perftest's bandwidth and latency tests on droce. This version
- * runs both ends in one process (--loopback) over droce's back-to-back link.
- * Exit status 0 when every test ran, 1 when a verbs call, a completion or
- * --check failed, 2 on a usage error.
+ * droce-perf: perftest's bandwidth and latency tests on droce, both ends in
+ * one process (--loopback) over droce's back-to-back link, or one end against
+ * perftest or droce-perf on another host (twohost.c). Exit status 0 when
+ * every test ran, 1 when a verbs call, a completion, the exchange or --check
+ * failed, 2 on a usage error.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,7 @@ static void warn_cpu_freq(const struct perf_opts *o)
 }
 
 /* The message sizes of the run: -s, or 2 .. max for -a (UD: up to the MTU). */
-static unsigned int sizes_of(const struct perf_ctx *c, uint32_t *sizes, unsigned int cap)
+unsigned int perf_sizes(const struct perf_ctx *c, uint32_t *sizes, unsigned int cap)
 {
 	uint64_t max = c->o->max_size;
 	unsigned int n = 0;
@@ -50,14 +51,14 @@ static int run_tests(struct perf_ctx *c)
 	struct perf_bw_result bw[32];
 	struct perf_lat_result lat[32];
 	uint32_t sizes[32];
-	unsigned int n = sizes_of(c, sizes, 32);
+	unsigned int n = perf_sizes(c, sizes, 32);
 
 	perf_report_header(c);
 	perf_report_addresses(c);
 	perf_report_table_title(c);
 	for (unsigned int i = 0; i < n; i++) {
 		if (c->o->kind == PERF_BW) {
-			if (perf_bw_run(c, sizes[i], &bw[i]) != 0)
+			if (perf_bw_run(c, sizes[i], NULL, NULL, &bw[i]) != 0)
 				return -1;
 			perf_report_bw(c, &bw[i]);
 		} else {
@@ -88,6 +89,12 @@ int main(int argc, char **argv)
 	c.o = &o;
 	srand48((long)perf_now_ns());
 	warn_cpu_freq(&o);
+	if (!o.loopback) {
+		rc = perf_twohost_run(&c) == 0 ? PERF_EXIT_OK : PERF_EXIT_FAIL;
+		fflush(stdout);
+		perf_twohost_close(&c);
+		return rc;
+	}
 	rc = perf_loopback_open(&c) == 0 && run_tests(&c) == 0 ? PERF_EXIT_OK : PERF_EXIT_FAIL;
 	fflush(stdout);
 	perf_loopback_close(&c);

@@ -22,15 +22,24 @@
 	" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]  " \
 	"  t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n"
 
+/* perftest's: "<verb> [<atomic op>] [Post List] BW|Latency Test" */
 const char *perf_test_title(const struct perf_opts *o)
 {
-	static const char *const names[3][2] = {
-		[PERF_WRITE] = {"RDMA_Write BW Test", "RDMA_Write Latency Test"},
-		[PERF_SEND] = {"Send BW Test", "Send Latency Test"},
-		[PERF_READ] = {"RDMA_Read BW Test", "RDMA_Read Latency Test"},
+	static const char *const verbs[] = {
+		[PERF_WRITE] = "RDMA_Write",
+		[PERF_SEND] = "Send",
+		[PERF_READ] = "RDMA_Read",
+		[PERF_ATOMIC] = "Atomic",
 	};
+	static char title[96];
 
-	return names[o->verb][o->kind];
+	snprintf(title, sizeof(title), "%s %s%s%s Test", verbs[o->verb],
+		 o->verb != PERF_ATOMIC ? ""
+		 : o->atomic_cas        ? "CMP_AND_SWAP "
+					: "FETCH_AND_ADD ",
+		 o->kind == PERF_BW && o->post_list > 1 ? "Post List " : "",
+		 o->kind == PERF_BW ? "BW" : "Latency");
+	return title;
 }
 
 static unsigned int mtu_bytes(enum ibv_mtu m)
@@ -40,7 +49,7 @@ static unsigned int mtu_bytes(enum ibv_mtu m)
 
 static const char *link_name(const struct perf_ctx *c)
 {
-	return c->end[0].port.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "IB";
+	return c->end[c->me].port.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "IB";
 }
 
 void perf_report_header(const struct perf_ctx *c)
@@ -49,25 +58,32 @@ void perf_report_header(const struct perf_ctx *c)
 
 	printf(RESULT_LINE);
 	printf("                    %s\n", perf_test_title(o));
-	printf(" Dual-port       : OFF\t\tDevice         : %s\n", c->dev_name[0]);
+	printf(" Dual-port       : OFF\t\tDevice         : %s\n", c->dev_name[c->me]);
 	printf(" Number of qps   : %u\t\tTransport type : IB\n", o->num_qps);
 	printf(" Connection type : %s\t\tUsing SRQ      : OFF\n", perf_conn_name(o->qp_type));
 	printf(" PCIe relax order: OFF\n");
 	printf(" ibv_wr* API     : OFF\n");
-	printf(" TX depth        : %u\n", o->tx_depth);
-	if (o->verb == PERF_SEND && o->kind == PERF_BW)
+	/* as perftest: the sender's depth, the receiver's */
+	if (c->role != PERF_ROLE_SERVER)
+		printf(" TX depth        : %u\n", o->tx_depth);
+	if (o->kind == PERF_BW && o->post_list > 1)
+		printf(" Post List       : %u\n", o->post_list);
+	if (o->verb == PERF_SEND && o->kind == PERF_BW && c->role != PERF_ROLE_CLIENT)
 		printf(" RX depth        : %u\n", c->rx_depth);
 	if (o->kind == PERF_BW)
 		printf(" CQ Moderation   : %u\n", o->cq_mod);
 	printf(" Mtu             : %u[B]\n", mtu_bytes(c->mtu));
 	printf(" Link type       : %s\n", link_name(c));
-	printf(" GID index       : %d\n", c->end[0].gid_index);
-	if (o->verb == PERF_READ)
+	printf(" GID index       : %d\n", c->end[c->me].gid_index);
+	if (o->verb == PERF_READ || o->verb == PERF_ATOMIC)
 		printf(" Outstand reads  : %u\n", c->outs);
 	else
 		printf(" Max inline data : %u[B]\n", c->max_inline);
 	printf(" rdma_cm QPs\t : OFF\n");
-	printf(" Data ex. method : loopback (%s <-> %s)\n", c->dev_name[0], c->dev_name[1]);
+	if (c->role == PERF_ROLE_LOOPBACK)
+		printf(" Data ex. method : loopback (%s <-> %s)\n", c->dev_name[0], c->dev_name[1]);
+	else
+		printf(" Data ex. method : Ethernet\n");
 	if (o->check)
 		printf(" Data check      : ON\n");
 	printf(RESULT_LINE);
@@ -81,10 +97,13 @@ static void print_gid(const union ibv_gid *g)
 		printf("%02d%s", g->raw[i], i < 15 ? ":" : "\n");
 }
 
+/* perftest's address line: READs add the reads the QP answers; atomics and SENDs no key */
 static void print_address(const struct perf_ctx *c, const char *side, const struct perf_dest *d)
 {
 	printf(" %s address: LID %#04x QPN %#06x PSN %#06x", side, d->lid, d->qpn, d->psn);
-	if (c->o->verb != PERF_SEND)
+	if (c->o->verb == PERF_READ)
+		printf(" OUT %#04x", d->out_reads);
+	if (c->o->verb == PERF_READ || c->o->verb == PERF_WRITE)
 		printf(" RKey %#08x VAddr %#016" PRIx64, d->rkey, d->vaddr);
 	printf("\n");
 	print_gid(&d->gid);
@@ -92,10 +111,10 @@ static void print_address(const struct perf_ctx *c, const char *side, const stru
 
 void perf_report_addresses(const struct perf_ctx *c)
 {
-	for (unsigned int i = 0; i < c->o->num_qps; i++) {
-		print_address(c, "local", &c->end[0].local[i]);
-		print_address(c, "remote", &c->end[1].local[i]);
-	}
+	for (unsigned int i = 0; i < c->o->num_qps; i++)
+		print_address(c, "local", &c->end[c->me].local[i]);
+	for (unsigned int i = 0; i < c->o->num_qps; i++)
+		print_address(c, "remote", &c->peer[i]);
 	printf(RESULT_LINE);
 }
 
@@ -138,20 +157,40 @@ static double bw_unit(const struct perf_ctx *c, double bytes_per_sec)
 	return c->o->report_gbits ? bytes_per_sec * 8 / 1e9 : bytes_per_sec / (1 << 20);
 }
 
-void perf_report_bw(const struct perf_ctx *c, const struct perf_bw_result *r)
+/* A bandwidth row in the table's units: what perftest's client reports to its server. */
+void perf_report_oob(const struct perf_ctx *c, const struct perf_bw_result *r,
+		     struct perf_oob_report *out)
+{
+	out->size = r->bytes;
+	out->iters = r->iters;
+	out->bw_peak = bw_unit(c, r->bw_peak);
+	out->bw_avg = bw_unit(c, r->bw_avg);
+	out->msg_rate = r->msg_rate / 1e6;
+}
+
+/* A row whose figures are already in the table's units. */
+void perf_report_remote_bw(const struct perf_ctx *c, const struct perf_oob_report *r)
 {
 	static const char *const col[] = {"#bytes", "#iterations", "BW peak", "BW average",
 					  "MsgRate"};
 	char v[5][32];
 	const char *val[5] = {v[0], v[1], v[2], v[3], v[4]};
 
-	snprintf(v[0], sizeof(v[0]), "%" PRIu64, r->bytes);
+	snprintf(v[0], sizeof(v[0]), "%" PRIu64, r->size);
 	snprintf(v[1], sizeof(v[1]), "%" PRIu64, r->iters);
-	snprintf(v[2], sizeof(v[2]), "%.2f", bw_unit(c, r->bw_peak));
-	snprintf(v[3], sizeof(v[3]), "%.2f", bw_unit(c, r->bw_avg));
-	snprintf(v[4], sizeof(v[4]), "%.6f", r->msg_rate / 1e6);
+	snprintf(v[2], sizeof(v[2]), "%.2f", r->bw_peak);
+	snprintf(v[3], sizeof(v[3]), "%.2f", r->bw_avg);
+	snprintf(v[4], sizeof(v[4]), "%.6f", r->msg_rate);
 	print_row(c, col, val, 5);
 	fflush(stdout);
+}
+
+void perf_report_bw(const struct perf_ctx *c, const struct perf_bw_result *r)
+{
+	struct perf_oob_report row;
+
+	perf_report_oob(c, r, &row);
+	perf_report_remote_bw(c, &row);
 }
 
 void perf_report_lat(const struct perf_ctx *c, const struct perf_lat_result *r)
@@ -189,14 +228,20 @@ static void json_header(FILE *f, const struct perf_ctx *c)
 	fprintf(f, "{\n");
 	fprintf(f, "  \"test\": \"%s\",\n", o->test_name);
 	fprintf(f, "  \"title\": \"%s\",\n", perf_test_title(o));
-	fprintf(f, "  \"device\": \"%s\",\n", c->dev_name[0]);
-	fprintf(f, "  \"peer_device\": \"%s\",\n", c->dev_name[1]);
+	fprintf(f, "  \"device\": \"%s\",\n", c->dev_name[c->me]);
+	if (c->role == PERF_ROLE_LOOPBACK) {
+		fprintf(f, "  \"peer_device\": \"%s\",\n", c->dev_name[1]);
+	} else {
+		fprintf(f, "  \"role\": \"%s\",\n",
+			c->role == PERF_ROLE_CLIENT ? "client" : "server");
+		fprintf(f, "  \"peer\": \"%s\",\n", c->peer_name);
+	}
 	fprintf(f, "  \"connection\": \"%s\",\n", perf_conn_name(o->qp_type));
 	fprintf(f, "  \"num_qps\": %u,\n", o->num_qps);
 	fprintf(f, "  \"tx_depth\": %u,\n", o->tx_depth);
 	fprintf(f, "  \"mtu\": %u,\n", mtu_bytes(c->mtu));
 	fprintf(f, "  \"link_type\": \"%s\",\n", link_name(c));
-	fprintf(f, "  \"gid_index\": %d,\n", c->end[0].gid_index);
+	fprintf(f, "  \"gid_index\": %d,\n", c->end[c->me].gid_index);
 	fprintf(f, "  \"max_inline\": %u,\n", c->max_inline);
 	fprintf(f, "  \"duration\": %u,\n", o->duration);
 	fprintf(f, "  \"check\": %s,\n", o->check ? "true" : "false");

@@ -6,14 +6,17 @@
  * fields. Nothing here knows whether the peer is in this process.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "droce_perf.h"
 
 #define PERF_QKEY      0x11111111u
 #define PERF_PAGE      4096u
 #define PERF_HOP_LIMIT 64
+#define PORT_WAIT_S    10
 
 static int fail(const char *what)
 {
@@ -55,7 +58,7 @@ static int qp_to_init(const struct perf_ctx *c, struct ibv_qp *qp)
 	} else {
 		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
 		if (c->o->qp_type == IBV_QPT_RC)
-			a.qp_access_flags |= IBV_ACCESS_REMOTE_READ;
+			a.qp_access_flags |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 		mask |= IBV_QP_ACCESS_FLAGS;
 	}
 	if (ibv_modify_qp(qp, &a, mask) != 0)
@@ -63,7 +66,7 @@ static int qp_to_init(const struct perf_ctx *c, struct ibv_qp *qp)
 	return 0;
 }
 
-static int create_qps(struct perf_ctx *c, struct perf_end *e, union ibv_gid *gid)
+static int create_qps(struct perf_ctx *c, struct perf_end *e)
 {
 	unsigned int n = c->o->num_qps;
 
@@ -92,33 +95,41 @@ static int create_qps(struct perf_ctx *c, struct perf_end *e, union ibv_gid *gid
 			return fail("ibv_create_qp");
 		if (qp_to_init(c, e->qp[i]) != 0)
 			return -1;
+		/* READs and atomics: as many at once as the device answers (-o); else 1 */
 		e->local[i] = (struct perf_dest){
 			.lid = e->port.lid,
+			.out_reads = (uint16_t)(c->o->verb == PERF_READ || c->o->verb == PERF_ATOMIC
+							? c->outs
+							: 1),
 			.qpn = e->qp[i]->qp_num,
 			.psn = (uint32_t)lrand48() & 0xffffff,
 			.rkey = e->mr->rkey,
-			.vaddr = (uintptr_t)e->buf + i * c->buf_len,
-			.gid = *gid,
+			.vaddr = (uintptr_t)e->buf + i * c->buf_len + c->vaddr_off,
+			.gid = e->gid,
 		};
 	}
 	return 0;
 }
 
-int perf_end_open(struct perf_ctx *c, struct perf_end *e, struct ibv_device *dev)
+/* The device and its port's GID: the first ibv_open_device() starts the engine. */
+int perf_end_open_device(struct perf_ctx *c, struct perf_end *e, struct ibv_device *dev)
 {
-	unsigned int n = c->o->num_qps;
-	size_t len = c->buf_len * n;
-	union ibv_gid gid;
-	int cqe = (int)((c->tx_depth + c->rx_depth) * n + 16);
-
 	e->ctx = ibv_open_device(dev);
 	if (e->ctx == NULL)
 		return fail("ibv_open_device");
 	if (ibv_query_port(e->ctx, c->o->ib_port, &e->port) != 0)
 		return fail("ibv_query_port");
-	e->gid_index = pick_gid(c, e, &gid);
-	if (e->gid_index < 0)
-		return -1;
+	e->gid_index = pick_gid(c, e, &e->gid);
+	return e->gid_index < 0 ? -1 : 0;
+}
+
+/* PD, CQ, buffer and MR, QPs in INIT: once the queue and buffer sizes are known. */
+int perf_end_create(struct perf_ctx *c, struct perf_end *e)
+{
+	unsigned int n = c->o->num_qps;
+	size_t len = c->buf_len * n;
+	int cqe = (int)((c->tx_depth + c->rx_depth) * n + 16);
+
 	e->pd = ibv_alloc_pd(e->ctx);
 	if (e->pd == NULL)
 		return fail("ibv_alloc_pd");
@@ -133,10 +144,57 @@ int perf_end_open(struct perf_ctx *c, struct perf_end *e, struct ibv_device *dev
 	memset(e->buf, 0, len);
 	e->mr = ibv_reg_mr(e->pd, e->buf, len,
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ);
+				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
 	if (e->mr == NULL)
 		return fail("ibv_reg_mr");
-	return create_qps(c, e, &gid);
+	return create_qps(c, e);
+}
+
+int perf_end_wait_active(struct perf_end *e, uint8_t port)
+{
+	for (int i = 0; i < PORT_WAIT_S * 1000; i++) {
+		if (ibv_query_port(e->ctx, port, &e->port) != 0)
+			return fail("ibv_query_port");
+		if (e->port.state == IBV_PORT_ACTIVE)
+			return 0;
+		usleep(1000);
+	}
+	fprintf(stderr, "droce-perf: port %u is not ACTIVE after %d s\n", port, PORT_WAIT_S);
+	return -1;
+}
+
+enum ibv_mtu perf_mtu_enum(unsigned int bytes)
+{
+	switch (bytes) {
+	case 256:
+		return IBV_MTU_256;
+	case 512:
+		return IBV_MTU_512;
+	case 1024:
+		return IBV_MTU_1024;
+	case 2048:
+		return IBV_MTU_2048;
+	default:
+		return IBV_MTU_4096;
+	}
+}
+
+/*
+ * The engine polls on the last CPU (doc/verbs.md); this thread spins too, so it
+ * keeps off that CPU when it has another one.
+ */
+void perf_leave_engine_cpu(void)
+{
+	cpu_set_t set;
+	int last = -1;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0 || CPU_COUNT(&set) < 2)
+		return;
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &set))
+			last = i;
+	CPU_CLR(last, &set);
+	(void)sched_setaffinity(0, sizeof(set), &set);
 }
 
 static int connect_ud(struct perf_ctx *c, struct perf_end *e, unsigned int i,
@@ -174,7 +232,7 @@ static int connect_qp(struct perf_ctx *c, struct perf_end *e, unsigned int i,
 		.path_mtu = c->mtu,
 		.dest_qp_num = peer->qpn,
 		.rq_psn = peer->psn,
-		.max_dest_rd_atomic = (uint8_t)c->outs,
+		.max_dest_rd_atomic = (uint8_t)e->local[i].out_reads,
 		.min_rnr_timer = 12,
 		.ah_attr = {.is_global = 1,
 			    .dlid = peer->lid,
@@ -200,7 +258,8 @@ static int connect_qp(struct perf_ctx *c, struct perf_end *e, unsigned int i,
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
-	a.max_rd_atomic = (uint8_t)c->outs;
+	/* as many READs and atomics at once as the peer said it answers, at most -o */
+	a.max_rd_atomic = (uint8_t)(peer->out_reads < c->outs ? peer->out_reads : c->outs);
 	if (ibv_modify_qp(e->qp[i], &a, rts) != 0)
 		return fail("ibv_modify_qp(RTS)");
 	e->remote_qpn[i] = peer->qpn;

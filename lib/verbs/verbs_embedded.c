@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "droce_engine.h"
 #include "droce_verbs_engine.h"
@@ -61,6 +63,40 @@ static void port_conf(const struct droce_port_cfg *c, struct droce_engine_port_c
 	p->fault = c->fault;
 }
 
+/*
+ * DROCE_LINK_WAIT_MS: wait that long for every port's link before the first
+ * ibv_open_device() returns. Programs such as perftest refuse a port that is
+ * not ACTIVE right after opening it, and a memif link is up only once the
+ * peer process has started its engine too.
+ */
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+static void wait_links(const struct droce_engine_conf *conf)
+{
+	const char *env = getenv("DROCE_LINK_WAIT_MS");
+	uint64_t until = now_ms() + (env != NULL ? strtoull(env, NULL, 0) : 0);
+
+	while (now_ms() < until) {
+		unsigned int up = 0;
+
+		for (unsigned int i = 0; i < conf->n_ports; i++) {
+			struct droce_engine_port_info info;
+
+			if (droce_engine_port_info(conf->port[i].name, &info) == 0 && info.link_up)
+				up++;
+		}
+		if (up == conf->n_ports)
+			return;
+		usleep(1000);
+	}
+}
+
 void droce_embedded_start(struct droce_device *const *devs, int n)
 {
 	struct droce_engine_hooks hooks = {.cq_notify = hook_cq,
@@ -97,6 +133,8 @@ void droce_embedded_start(struct droce_device *const *devs, int n)
 		if (rc != 0)
 			fprintf(stderr, "droce: the engine did not start (%s): ports stay down\n",
 				strerror(-rc));
+		else
+			wait_links(conf);
 	}
 	free(conf);
 	pthread_mutex_unlock(&start_lock);

@@ -4,7 +4,7 @@
  * usage error), a short --loopback run of every test whose output has
  * perftest's header, address lines and table, --out_json with the table's
  * numbers, and --check. Figures are printed, never judged: these machines are
- * shared.
+ * shared. Two-host runs: test_app_perf_twohost.c and tests/integration.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -62,8 +62,8 @@ Test(app_perf, usage_errors_exit_2)
 	expect_usage_error("");
 	expect_usage_error("--loopback");
 	expect_usage_error("no_such_test --loopback");
-	expect_usage_error("write_bw"); /* two-host runs are not there yet */
 	expect_usage_error("write_bw --loopback somehost");
+	expect_usage_error("write_bw host1 host2");
 	expect_usage_error("write_bw --loopback --no-such-option");
 	expect_usage_error("write_bw --loopback -s");
 	expect_usage_error("write_bw --loopback -s abc");
@@ -84,12 +84,30 @@ Test(app_perf, usage_errors_exit_2)
 	expect_usage_error("write_bw --loopback -D 0");
 	expect_usage_error("write_bw --loopback -I 100000");
 	expect_usage_error("send_bw --loopback -c UD -s 8192");
+	expect_usage_error("atomic_bw --loopback -s 16");
+	expect_usage_error("atomic_lat --loopback -a");
+	expect_usage_error("atomic_bw --loopback -c UC");
+	expect_usage_error("atomic_bw --loopback -A XOR");
+	expect_usage_error("write_bw --loopback -A CMP_AND_SWAP");
+	expect_usage_error("write_lat --loopback -l 2");
+	expect_usage_error("write_bw --loopback -l 3 -n 100");
+	expect_usage_error("write_bw --loopback -l 300");
+	expect_usage_error("write_bw --loopback -l 64 -t 32");
+	expect_usage_error("write_bw --loopback -l 10 -Q 3 -n 100");
+	expect_usage_error("write_bw --loopback -p 0");
+	expect_usage_error("write_bw --loopback -p 70000");
+	/* two hosts: what would leave perftest waiting is refused */
+	expect_usage_error("write_bw --check 127.0.0.1");
+	expect_usage_error("send_bw -D 2 127.0.0.1");
+	expect_usage_error("write_lat -D 2");
 }
 
 Test(app_perf, help_and_version_exit_0)
 {
 	cr_expect_eq(run_perf("-h"), 0);
 	cr_expect_not_null(strstr(out, "usage: droce-perf TEST --loopback"));
+	cr_expect_not_null(strstr(out, "droce-perf TEST [options] SERVER"));
+	cr_expect_not_null(strstr(out, "-A, --atomic_type"));
 	cr_expect_not_null(strstr(out, "--out_json"));
 	cr_expect_eq(run_perf("--version"), 0);
 	cr_expect(strncmp(out, "droce-perf ", 11) == 0, "%s", out);
@@ -218,6 +236,28 @@ Test(app_perf, read_lat)
 	lat_run("read_lat --loopback -F -n 50 -s 64", "RDMA_Read Latency Test", "RC", 64, 50);
 }
 
+Test(app_perf, atomic_bw)
+{
+	bw_run("atomic_bw --loopback -F -n 50", "Atomic FETCH_AND_ADD BW Test", "RC", 8, 50);
+	expect_line(" Outstand reads  : 16\n");
+	cr_expect_null(strstr(out, "RKey"), "perftest prints no RKey for atomics");
+}
+
+Test(app_perf, atomic_lat_compare_and_swap)
+{
+	lat_run("atomic_lat --loopback -F -n 50 -A CMP_AND_SWAP",
+		"Atomic CMP_AND_SWAP Latency Test", "RC", 8, 50);
+}
+
+Test(app_perf, post_list)
+{
+	/* 50 lists of 10, a completion a list */
+	bw_run("write_bw --loopback -F -n 500 -s 512 -l 10", "RDMA_Write Post List BW Test", "RC",
+	       512, 500);
+	expect_line(" Post List       : 10\n");
+	expect_line(" CQ Moderation   : 10\n");
+}
+
 Test(app_perf, uc_write_bw_and_ud_send_lat)
 {
 	bw_run("write_bw --loopback -F -n 20 -s 1000 -c UC", "RDMA_Write BW Test", "UC", 1000, 20);
@@ -250,6 +290,7 @@ Test(app_perf, qps_mtu_gbits)
 				"average[Gb/sec]   MsgRate[Mpps]\n",
 				5, rows, 1),
 		     1);
+	cr_expect_eq(rows[0][1], 60, "#iterations counts every QP's, as perftest's");
 	/* one address pair per QP */
 	cr_expect_not_null(strstr(strstr(strstr(out, " local address:") + 1, " local address:") + 1,
 				  " local address:"));
@@ -386,6 +427,13 @@ Test(app_perf, check_every_test)
 		  " Data check: 40 messages verified, 0 errors, 0 lost\n");
 	check_run("read_lat --loopback -F --check -n 20 -s 5000",
 		  " Data check: 20 messages verified, 0 errors, 0 lost\n");
+	/* the n-th FETCH_AND_ADD on a QP's word fetches n */
+	check_run("atomic_bw --loopback -F --check -n 300 -q 2",
+		  " Data check: 600 messages verified, 0 errors, 0 lost\n");
+	check_run("atomic_lat --loopback -F --check -n 20",
+		  " Data check: 20 messages verified, 0 errors, 0 lost\n");
+	check_run("atomic_bw --loopback -F --check -n 40 -A CMP_AND_SWAP",
+		  " Data check: 40 messages verified, 0 errors, 0 lost\n");
 }
 
 Test(app_perf, check_all_sizes_ud)

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Latency in a two-host run: this process is one end, the other is perftest
+ * (or droce-perf) elsewhere, so the ping-pong follows perftest's rules.
+ * write_lat: the k-th message (from 1) of a size ends in the byte k mod 256;
+ * each side writes its message into the peer's buffer at the address it was
+ * given and polls the last byte of its own for the peer's; perftest's server
+ * starts, the client answers. send_lat: SENDs into receives posted before the
+ * size's SYNC; the client starts. read_lat, atomic_lat: the client requests,
+ * the server's buffer answers. A ping-pong sample is half the time from one
+ * post to the next message's arrival, as perftest's; the side that starts
+ * takes one sample a message, the other one fewer (its first message starts
+ * no span).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "droce_perf.h"
+
+#define SIGNAL_EVERY 64 /* of the LAT_SQ send queue: completions reaped in time */
+
+struct tlat {
+	struct perf_ctx *c;
+	const struct perf_opts *o;
+	struct perf_end *e;
+	uint32_t size;
+	bool starts;        /* posts first: the requester, or the ping-pong's first sender */
+	uint8_t *rx;        /* where the peer's messages land */
+	uint64_t rx_posted; /* send_lat: receives posted this size */
+	uint64_t sent;
+	double *samples;
+	uint64_t n;
+};
+
+static bool one_sided(const struct tlat *t)
+{
+	return t->o->verb == PERF_READ || t->o->verb == PERF_ATOMIC;
+}
+
+static int post_recv(struct tlat *t)
+{
+	size_t half = t->c->buf_len / 2;
+
+	if (perf_post_recv(t->c, t->e, 0, half, (uint32_t)half, t->rx_posted) != 0)
+		return -1;
+	t->rx_posted++;
+	return 0;
+}
+
+static int post(struct tlat *t, uint64_t k)
+{
+	const struct perf_dest *peer = &t->c->peer[0];
+	uint8_t *buf = one_sided(t) ? t->rx : t->e->buf;
+	struct ibv_sge s = {.addr = (uintptr_t)buf, .length = t->size, .lkey = t->e->mr->lkey};
+	struct ibv_send_wr wr = {.wr_id = k, .sg_list = &s, .num_sge = 1}, *bad;
+	int rc;
+
+	if (one_sided(t) || ++t->sent % SIGNAL_EVERY == 0)
+		wr.send_flags = IBV_SEND_SIGNALED;
+	if (!one_sided(t) && t->size <= t->c->max_inline)
+		wr.send_flags |= IBV_SEND_INLINE;
+	switch (t->o->verb) {
+	case PERF_WRITE:
+		t->e->buf[t->size - 1] = (uint8_t)k;
+		wr.opcode = IBV_WR_RDMA_WRITE;
+		wr.wr.rdma.remote_addr = peer->vaddr;
+		wr.wr.rdma.rkey = peer->rkey;
+		break;
+	case PERF_READ:
+		wr.opcode = IBV_WR_RDMA_READ;
+		wr.wr.rdma.remote_addr = peer->vaddr;
+		wr.wr.rdma.rkey = peer->rkey;
+		break;
+	case PERF_ATOMIC:
+		wr.opcode =
+			t->o->atomic_cas ? IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD;
+		wr.wr.atomic.remote_addr = peer->vaddr;
+		wr.wr.atomic.rkey = peer->rkey;
+		wr.wr.atomic.compare_add = t->o->atomic_cas ? 0 : PERF_ATOMIC_ADD;
+		wr.wr.atomic.swap = PERF_ATOMIC_SWAP;
+		break;
+	case PERF_SEND:
+		wr.opcode = IBV_WR_SEND;
+		if (t->o->qp_type == IBV_QPT_UD) {
+			wr.wr.ud.ah = t->e->ah[0];
+			wr.wr.ud.remote_qpn = t->e->remote_qpn[0];
+			wr.wr.ud.remote_qkey = 0x11111111u;
+		}
+		break;
+	}
+	rc = ibv_post_send(t->e->qp[0], &wr, &bad);
+	if (rc != 0) {
+		fprintf(stderr, "droce-perf: ibv_post_send: %s\n", strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* Reap completions; true in *got when a receive (SEND) or the request (one-sided) ended. */
+static int poll_cq(struct tlat *t, bool *got)
+{
+	struct ibv_wc wc[8];
+	int n = ibv_poll_cq(t->e->cq, 8, wc);
+
+	if (n < 0) {
+		fprintf(stderr, "droce-perf: ibv_poll_cq failed\n");
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "droce-perf: completion with error: %s (vendor err 0x%x)\n",
+				ibv_wc_status_str(wc[i].status), wc[i].vendor_err);
+			return -1;
+		}
+		if ((wc[i].opcode & IBV_WC_RECV) || one_sided(t))
+			*got = true;
+	}
+	return 0;
+}
+
+/* Wait for the peer's message @p k (or this side's request to end). */
+static int wait_for(struct tlat *t, uint64_t k, uint64_t iters)
+{
+	volatile uint8_t *last = t->rx + t->size - 1;
+	uint64_t t0 = perf_now_ns();
+	bool got = false;
+
+	for (unsigned int spin = 0; !got; spin++) {
+		if (t->o->verb == PERF_WRITE && *last == (uint8_t)k) {
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			got = true;
+		}
+		if ((t->o->verb != PERF_WRITE || (spin & 63) == 0) && poll_cq(t, &got) != 0)
+			return -1;
+		if ((spin & 1023) == 1023 && perf_now_ns() - t0 > PERF_STALL_NS) {
+			fprintf(stderr, "droce-perf: no answer to message %llu for %llu s\n",
+				(unsigned long long)k, PERF_STALL_NS / 1000000000ull);
+			return -1;
+		}
+	}
+	if (t->o->verb == PERF_SEND && t->rx_posted < iters)
+		return post_recv(t);
+	return 0;
+}
+
+int perf_lat_twohost_run(struct perf_ctx *c, uint32_t size, perf_ready_fn ready, void *arg,
+			 struct perf_lat_result *r)
+{
+	struct tlat t = {.c = c, .o = c->o, .e = &c->end[c->me], .size = size};
+	uint64_t iters = c->o->iters, t_post = 0;
+	int rc = 0;
+
+	t.starts = c->o->verb == PERF_WRITE ? c->role == PERF_ROLE_SERVER
+					    : c->role == PERF_ROLE_CLIENT;
+	t.rx = t.e->buf + c->buf_len / 2 + (c->o->qp_type == IBV_QPT_UD ? PERF_UD_GRH : 0);
+	t.samples = calloc(iters, sizeof(double));
+	if (t.samples == NULL) {
+		fprintf(stderr, "droce-perf: out of memory\n");
+		return -1;
+	}
+	/* send_lat: this size's receives, as many as perftest posts (its rx depth) */
+	while (rc == 0 && c->o->verb == PERF_SEND && t.rx_posted < iters &&
+	       t.rx_posted < c->rx_depth)
+		rc = post_recv(&t);
+	if (rc == 0 && ready != NULL)
+		rc = ready(arg);
+	for (uint64_t k = 1; rc == 0 && k <= iters; k++) {
+		uint64_t now;
+
+		if (!t.starts) {
+			rc = wait_for(&t, k, iters);
+			now = perf_now_ns();
+			if (rc == 0 && k > 1)
+				t.samples[t.n++] = (double)(now - t_post) / 2e3;
+		}
+		t_post = perf_now_ns();
+		if (rc == 0)
+			rc = post(&t, k);
+		if (rc == 0 && t.starts) {
+			rc = wait_for(&t, k, iters);
+			now = perf_now_ns();
+			t.samples[t.n++] = (double)(now - t_post) / (one_sided(&t) ? 1e3 : 2e3);
+		}
+	}
+	if (rc == 0) {
+		perf_lat_stats(t.samples, t.n, size, r);
+		r->iters = iters;
+	}
+	free(t.samples);
+	return rc;
+}
