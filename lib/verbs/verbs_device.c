@@ -44,11 +44,14 @@ static struct droce_device *device_new(const struct droce_port_cfg *cfg, int ind
 		return NULL;
 	d->port = *cfg;
 	if (memcmp(d->port.mac, zero, 6) == 0) {
-		/* locally administered default, stable per device index */
+		/* locally administered default, stable per device index; a DPDK device's own
+		 * MAC replaces it when the engine opens it (two processes on one link must not
+		 * share one) */
 		static const uint8_t base[6] = {0x02, 0xd0, 0x0c, 0x00, 0x00, 0x00};
 
 		memcpy(d->port.mac, base, 6);
 		d->port.mac[5] = (uint8_t)(index + 1);
+		d->mac_from_device = cfg->vdev[0] != '\0';
 	}
 	d->ibdev.node_type = IBV_NODE_CA;
 	d->ibdev.transport_type = IBV_TRANSPORT_IB;
@@ -63,6 +66,13 @@ static struct droce_device *device_new(const struct droce_port_cfg *cfg, int ind
 	droce_eui64_from_mac(d->port.mac, (uint8_t *)&d->node_guid);
 	build_gid_table(d);
 	return d;
+}
+
+void droce_device_set_mac(struct droce_device *d, const uint8_t mac[6])
+{
+	memcpy(d->port.mac, mac, 6);
+	droce_eui64_from_mac(d->port.mac, (uint8_t *)&d->node_guid);
+	build_gid_table(d);
 }
 
 /* Load DROCE_DEVICES once; a bad value gives no device and a message on stderr. */

@@ -97,6 +97,19 @@ static void wait_links(const struct droce_engine_conf *conf)
 	}
 }
 
+/* Devices without mac= take their DPDK device's MAC, now that the engine opened it. */
+static void adopt_device_macs(struct droce_device *const *devs, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct droce_engine_port_info info;
+
+		if (devs[i]->mac_from_device &&
+		    droce_engine_port_info(devs[i]->port.name, &info) == 0 && !(info.mac[0] & 1) &&
+		    memcmp(info.mac, "\0\0\0\0\0\0", 6) != 0)
+			droce_device_set_mac(devs[i], info.mac);
+	}
+}
+
 void droce_embedded_start(struct droce_device *const *devs, int n)
 {
 	struct droce_engine_hooks hooks = {.cq_notify = hook_cq,
@@ -121,9 +134,16 @@ void droce_embedded_start(struct droce_device *const *devs, int n)
 		pthread_mutex_unlock(&start_lock);
 		return;
 	}
-	for (i = 0; i < n && conf->n_ports < DROCE_ENGINE_PORTS_MAX; i++)
-		if (devs[i]->port.vdev[0] != '\0' || devs[i]->port.link[0] != '\0')
-			port_conf(&devs[i]->port, &conf->port[conf->n_ports++]);
+	for (i = 0; i < n && conf->n_ports < DROCE_ENGINE_PORTS_MAX; i++) {
+		struct droce_engine_port_conf *p = &conf->port[conf->n_ports];
+
+		if (devs[i]->port.vdev[0] == '\0' && devs[i]->port.link[0] == '\0')
+			continue;
+		port_conf(&devs[i]->port, p);
+		if (devs[i]->mac_from_device)
+			memset(p->mac, 0, 6); /* the device keeps its own */
+		conf->n_ports++;
+	}
 	if (conf->n_ports > 0) {
 		const char *sleep_us = getenv("DROCE_IDLE_SLEEP_US");
 
@@ -134,6 +154,8 @@ void droce_embedded_start(struct droce_device *const *devs, int n)
 			fprintf(stderr, "droce: the engine did not start (%s): ports stay down\n",
 				strerror(-rc));
 		else
+			adopt_device_macs(devs, n);
+		if (rc == 0)
 			wait_links(conf);
 	}
 	free(conf);

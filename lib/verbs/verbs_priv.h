@@ -78,10 +78,16 @@ int droce_config_parse(const char *text, struct droce_port_cfg *ports, int max, 
 struct droce_device {
 	struct ibv_device ibdev;
 	struct droce_port_cfg port;
+	/* no mac= for a DPDK device: its own MAC is the port's once the engine opened it (the
+	 * index-based default until then) */
+	bool mac_from_device;
 	__be64 node_guid;
 	unsigned int gid_count;
 	union ibv_gid gid[DROCE_GID_TABLE_LEN];
 };
+
+/** The port's MAC is now @p mac: the node GUID and the GID table follow (verbs_device.c). */
+void droce_device_set_mac(struct droce_device *d, const uint8_t mac[6]);
 
 static inline struct droce_device *to_ddev(struct ibv_device *d)
 {
