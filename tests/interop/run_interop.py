@@ -198,7 +198,9 @@ class Suite:
         cell = f"{sc.name}-{direction}"
         cdir = os.path.join(self.out, cell)
         os.makedirs(cdir)
-        droce_argv = sc.argv(droce_side.DEVICE, port)
+        droce_argv = sc.argv(droce_side.DEVICE, port, droce=True)
+        if droce_argv[0] == "droce-perf":
+            droce_argv[0] = os.path.join(self.build, "app", "droce-perf", "droce-perf")
         peer_cmd = " ".join(["exec", *sc.argv("rxe0", port)])
         reasons = []
         if sc.loss:

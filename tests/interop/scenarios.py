@@ -27,15 +27,21 @@ class Scenario:
     quiet_server: bool = False  # the server reports no results (perftest's READ latency)
     one_way: bool = False  # only the client sends RoCEv2 frames (UC and UD bandwidth)
     loss: float = 0.0  # share of RoCEv2 frames each end's transmit path drops
+    droce_program: str = ""  # what droce's end runs instead of @program (droce-perf)
 
     @property
     def perftest(self):
         return self.program.startswith("ib_")
 
-    def argv(self, device, port):
+    def argv(self, device, port, droce=False):
         gid_opt = "-x" if self.perftest else "-g"
         quiet = ["-F"] if self.perftest else []  # no CPU-frequency warning
-        return [self.program, "-d", device, gid_opt, str(self.gid), "-p", str(port),
+        if droce and self.droce_program:
+            # droce-perf takes perftest's options; its test is its first argument
+            head = [self.droce_program, self.program[len("ib_"):]]
+        else:
+            head = [self.program]
+        return [*head, "-d", device, gid_opt, str(self.gid), "-p", str(port),
                 "-n", str(self.iters), *quiet, *self.args]
 
     def finished(self, output):
@@ -116,6 +122,22 @@ SCENARIOS += [
     perftest("atomic_bw_lossy", "atomic_bw", 8, 200,
              "RC FETCH_AND_ADD, 5 % lost each way: duplicates answered from the "
              "responder's saved results (perftest)", loss=0.05),
+]
+
+# droce's own droce-perf (app/droce-perf) against the peer's unmodified perftest 4.5:
+# the out-of-band exchange and the traffic both have to be perftest's
+SCENARIOS += [
+    perftest("perf_write_bw", "write_bw", 65536, 200,
+             "droce-perf write_bw against ib_write_bw, 64 KiB", droce_program="droce-perf"),
+    perftest("perf_read_bw", "read_bw", 16384, 200,
+             "droce-perf read_bw against ib_read_bw, 16 KiB", droce_program="droce-perf"),
+    perftest("perf_send_bw", "send_bw", 4096, 200,
+             "droce-perf send_bw against ib_send_bw, 4 KiB", droce_program="droce-perf"),
+    perftest("perf_atomic_bw", "atomic_bw", 8, 200,
+             "droce-perf atomic_bw against ib_atomic_bw (FETCH_AND_ADD)",
+             droce_program="droce-perf"),
+    perftest("perf_write_lat", "write_lat", 64, 200,
+             "droce-perf write_lat against ib_write_lat, inline", droce_program="droce-perf"),
 ]
 
 # droce as server (the peer connects to the bridge's address, where droce's
