@@ -169,10 +169,11 @@ static int port_start(struct engine *e, struct engine_port *p)
 		memcpy(p->addr.gid[p->addr.gid_count++].raw, p->conf.ipv6[i], 16);
 		memcpy(nc.addr[nc.addr_count++], p->conf.ipv6[i], 16);
 	}
-	/* payload bytes per packet: the largest IB MTU the Ethernet MTU holds */
+	/* payload bytes per packet: the largest IB MTU the Ethernet MTU holds, as the
+	 * verbs device reports it (droce_mtu_for_eth()) */
 	p->addr.mtu_bytes = 256;
 	while (p->addr.mtu_bytes < 4096 &&
-	       p->addr.mtu_bytes * 2 + 20 + 8 + 12 + 28 + 4 <= p->port.mtu)
+	       p->addr.mtu_bytes * 2 + DROCE_ROCE_OVERHEAD_MAX <= p->port.mtu)
 		p->addr.mtu_bytes *= 2;
 	rc = droce_neigh_create(&nc, &p->neigh);
 	if (rc != 0)
