@@ -1239,6 +1239,69 @@ Test(transport_rc, bind_with_a_bad_mr_is_a_bind_error)
 	cr_expect_eq(wc.status, IBV_WC_MW_BIND_ERR, "%s", ibv_wc_status_str(wc.status));
 }
 
+/*
+ * A local operation that fails stops the requester: the QP goes to Error when
+ * the failure completes and the requests behind it are flushed, so none of them
+ * may have been sent meanwhile (a SEND the peer received would complete here as
+ * flushed).
+ */
+static void failed_local_op_stops_the_requester(struct ibv_send_wr *op, enum ibv_wc_status st)
+{
+	struct ibv_sge sge = {.addr = (uintptr_t)a.buf, .length = 16, .lkey = a.mr->lkey};
+	struct ibv_send_wr send = {.wr_id = 81,
+				   .sg_list = &sge,
+				   .num_sge = 1,
+				   .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED},
+			   *bad;
+	struct ibv_wc wc;
+
+	post_recv(&b, 10, 0, 64);
+	op->wr_id = 80;
+	op->send_flags = IBV_SEND_SIGNALED;
+	op->next = &send;
+	/* one post: the requester finds both at once */
+	cr_assert_eq(ibv_post_send(a.qp, op, &bad), 0);
+	pump();
+	/* the pass that failed the operation sent nothing: the flush is the next one's */
+	pump();
+	wc = wc_of(&a, 80);
+	cr_expect_eq(wc.status, st, "%s", ibv_wc_status_str(wc.status));
+	wc = wc_of(&a, 81);
+	cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(a.frames, 0, "%u frames sent behind the failed operation", a.frames);
+	cr_expect_eq(ibv_poll_cq(b.cq, 1, &wc), 0, "the peer received the SEND");
+}
+
+Test(transport_rc, a_failed_bind_stops_the_requester)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct ibv_send_wr wr = {.opcode = IBV_WR_BIND_MW};
+
+	cr_assert_not_null(mw);
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){.mr = a.mr,
+							 .addr = (uintptr_t)a.buf + BUF_LEN,
+							 .length = 64,
+							 .mw_access_flags = IBV_ACCESS_REMOTE_READ};
+	failed_local_op_stops_the_requester(&wr, IBV_WC_MW_BIND_ERR);
+}
+
+Test(transport_rc, a_failed_local_invalidate_stops_the_requester)
+{
+	struct ibv_send_wr wr = {.opcode = IBV_WR_LOCAL_INV, .invalidate_rkey = 0x12345600};
+
+	failed_local_op_stops_the_requester(&wr, IBV_WC_LOC_PROT_ERR);
+}
+
+Test(transport_uc, a_failed_local_invalidate_stops_the_requester)
+{
+	struct ibv_send_wr wr = {.opcode = IBV_WR_LOCAL_INV, .invalidate_rkey = 0x12345600};
+
+	failed_local_op_stops_the_requester(&wr, IBV_WC_LOC_PROT_ERR);
+}
+
 Test(transport_rc, send_into_an_srq)
 {
 	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 16, .max_sge = 1}};
