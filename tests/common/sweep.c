@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sweep.h"
@@ -18,7 +19,7 @@
  */
 #define SW_FRAME_OVERHEAD 84
 
-static const char *const kind_name[SW_KINDS] = {"RC", "UC", "UD"};
+const char *const sw_kind_name[SW_KINDS] = {"RC", "UC", "UD"};
 
 uint32_t sw_eth_mtu(enum ibv_mtu mtu)
 {
@@ -51,7 +52,7 @@ static void defaults(struct sw_run *r)
 	r->timeout = 18;
 }
 
-void sw_ring_setup(struct sw_run *r, uint32_t eth_mtu, const char *extra, uint64_t max_msg)
+void sw_ring_setup(struct sw_run *r, uint32_t eth_mtu, const char *fault, uint64_t max_msg)
 {
 	char devices[1024];
 	struct ibv_device **list;
@@ -61,9 +62,10 @@ void sw_ring_setup(struct sw_run *r, uint32_t eth_mtu, const char *extra, uint64
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
 	snprintf(devices, sizeof(devices),
-		 "droce0:mac=02:00:00:00:00:01,ip=10.0.0.1,ip=fd00::1,mtu=%u,link=l0 "
+		 "droce0:mac=02:00:00:00:00:01,ip=10.0.0.1,ip=fd00::1,mtu=%u,link=l0%s%s "
 		 "droce1:mac=02:00:00:00:00:02,ip=10.0.0.2,ip=fd00::2,mtu=%u,link=l0%s%s",
-		 eth_mtu, eth_mtu, extra != NULL ? " " : "", extra != NULL ? extra : "");
+		 eth_mtu, fault != NULL ? ",fault=" : "", fault != NULL ? fault : "", eth_mtu,
+		 fault != NULL ? ",fault=" : "", fault != NULL ? fault : "");
 	setenv("DROCE_DEVICES", devices, 1);
 	/* ring links need no DMA memory: tests side by side never fight for hugepages */
 	setenv("DROCE_NO_HUGE", "1", 1);
@@ -186,9 +188,9 @@ void sw_connect(struct sw_run *r, enum sw_kind k, void (*tune)(struct sw_path *p
 		tune(&p1, true);
 	}
 	rc = sw_end_connect(&r->e0, &p0);
-	cr_assert_eq(rc, 0, "connect e0 %s: %s", kind_name[k], strerror(-rc));
+	cr_assert_eq(rc, 0, "connect e0 %s: %s", sw_kind_name[k], strerror(-rc));
 	rep = sw_peer(r, (struct sw_cmd){.op = SW_CONNECT, .path = p1});
-	cr_assert_eq(rep.rc, 0, "connect the peer's %s: %s", kind_name[k], strerror(-rep.rc));
+	cr_assert_eq(rep.rc, 0, "connect the peer's %s: %s", sw_kind_name[k], strerror(-rep.rc));
 }
 
 enum ibv_qp_state sw_state(struct sw_run *r, enum sw_kind k, bool peer)
@@ -196,37 +198,36 @@ enum ibv_qp_state sw_state(struct sw_run *r, enum sw_kind k, bool peer)
 	struct sw_cmd c = {.op = SW_STATE, .kind = k};
 	struct sw_reply rep = peer ? sw_peer(r, c) : sw_local(r, c);
 
-	cr_assert_eq(rep.rc, 0, "query %s QP: %s", kind_name[k], strerror(-rep.rc));
+	cr_assert_eq(rep.rc, 0, "query %s QP: %s", sw_kind_name[k], strerror(-rep.rc));
 	return (enum ibv_qp_state)rep.val;
 }
 
 /* ------------------------------------------------------------ checking */
 
+struct ibv_wc sw_wait(struct sw_run *r, bool peer, enum sw_kind k, bool recv, uint64_t id)
+{
+	struct sw_cmd c = {.op = SW_POLL, .kind = k, .recv = recv, .len = SW_LIVENESS};
+	struct sw_reply rep = peer ? sw_peer(r, c) : sw_local(r, c);
+	const char *side = peer ? "the peer's" : "e0's";
+
+	cr_assert_eq(rep.rc, 0, "%s: no %s %s completion for %llu", r->what, side,
+		     recv ? "receive" : "send", (unsigned long long)id);
+	cr_assert_eq(rep.wc.wr_id, id, "%s: %s %s completion %llu, expected %llu (%s)", r->what,
+		     side, recv ? "receive" : "send", (unsigned long long)rep.wc.wr_id,
+		     (unsigned long long)id, ibv_wc_status_str(rep.wc.status));
+	return rep.wc;
+}
+
 /* A send completion of e0's QP @p k: the next one must be @p id. */
 static struct ibv_wc wait_send(struct sw_run *r, enum sw_kind k, uint64_t id)
 {
-	struct sw_reply rep =
-		sw_local(r, (struct sw_cmd){.op = SW_POLL, .kind = k, .len = SW_LIVENESS});
-
-	cr_assert_eq(rep.rc, 0, "%s: no send completion for %llu", r->what, (unsigned long long)id);
-	cr_assert_eq(rep.wc.wr_id, id, "%s: send completion %llu, expected %llu (%s)", r->what,
-		     (unsigned long long)rep.wc.wr_id, (unsigned long long)id,
-		     ibv_wc_status_str(rep.wc.status));
-	return rep.wc;
+	return sw_wait(r, false, k, false, id);
 }
 
 /* A receive completion (@p recv) or send completion of the peer's QP @p k: @p id. */
 static struct ibv_wc peer_wait(struct sw_run *r, enum sw_kind k, bool recv, uint64_t id)
 {
-	struct sw_reply rep = sw_peer(
-		r, (struct sw_cmd){.op = SW_POLL, .kind = k, .recv = recv, .len = SW_LIVENESS});
-
-	cr_assert_eq(rep.rc, 0, "%s: no %s completion for %llu at the peer", r->what,
-		     recv ? "receive" : "send", (unsigned long long)id);
-	cr_assert_eq(rep.wc.wr_id, id, "%s: peer %s completion %llu, expected %llu (%s)", r->what,
-		     recv ? "receive" : "send", (unsigned long long)rep.wc.wr_id,
-		     (unsigned long long)id, ibv_wc_status_str(rep.wc.status));
-	return rep.wc;
+	return sw_wait(r, true, k, recv, id);
 }
 
 static void expect_success(const struct sw_run *r, const struct ibv_wc *wc, enum ibv_wc_opcode op,
@@ -238,7 +239,7 @@ static void expect_success(const struct sw_run *r, const struct ibv_wc *wc, enum
 		     wc->opcode, op);
 }
 
-static struct sw_reply on(struct sw_run *r, bool peer, struct sw_cmd c)
+struct sw_reply sw_on(struct sw_run *r, bool peer, struct sw_cmd c)
 {
 	return peer ? sw_peer(r, c) : sw_local(r, c);
 }
@@ -255,35 +256,36 @@ static void fill_layout(struct sw_run *r, bool peer, uint64_t off, uint64_t len,
 {
 	struct sw_reply rep;
 
-	rep = on(r, peer,
-		 (struct sw_cmd){.op = SW_FILL,
-				 .off = off,
-				 .len = layout_span(len, split),
-				 .seed = SW_ZERO});
+	rep = sw_on(r, peer,
+		    (struct sw_cmd){.op = SW_FILL,
+				    .off = off,
+				    .len = layout_span(len, split),
+				    .seed = SW_ZERO});
 	cr_assert_eq(rep.rc, 0);
 	if (seed == SW_ZERO || len == 0)
 		return;
 	if (split == 0) {
-		rep = on(r, peer,
-			 (struct sw_cmd){.op = SW_FILL, .off = off, .len = len, .seed = seed});
+		rep = sw_on(r, peer,
+			    (struct sw_cmd){.op = SW_FILL, .off = off, .len = len, .seed = seed});
 		cr_assert_eq(rep.rc, 0);
 		return;
 	}
-	rep = on(r, peer, (struct sw_cmd){.op = SW_FILL, .off = off, .len = split, .seed = seed});
+	rep = sw_on(r, peer,
+		    (struct sw_cmd){.op = SW_FILL, .off = off, .len = split, .seed = seed});
 	cr_assert_eq(rep.rc, 0);
-	rep = on(r, peer,
-		 (struct sw_cmd){.op = SW_FILL,
-				 .off = off + split + SW_GAP,
-				 .len = len - split,
-				 .seed = seed,
-				 .pat = split});
+	rep = sw_on(r, peer,
+		    (struct sw_cmd){.op = SW_FILL,
+				    .off = off + split + SW_GAP,
+				    .len = len - split,
+				    .seed = seed,
+				    .pat = split});
 	cr_assert_eq(rep.rc, 0);
 }
 
 static void expect_range(struct sw_run *r, bool peer, uint64_t off, uint64_t len, uint32_t seed,
 			 uint64_t pat, const char *part)
 {
-	struct sw_reply rep = on(
+	struct sw_reply rep = sw_on(
 		r, peer,
 		(struct sw_cmd){.op = SW_CHECK, .off = off, .len = len, .seed = seed, .pat = pat});
 
@@ -499,7 +501,7 @@ static void case_read(struct sw_run *r, enum sw_kind k, enum ibv_wr_opcode op, u
 
 static uint64_t get64(struct sw_run *r, bool peer, uint64_t off)
 {
-	struct sw_reply rep = on(r, peer, (struct sw_cmd){.op = SW_GET64, .off = off});
+	struct sw_reply rep = sw_on(r, peer, (struct sw_cmd){.op = SW_GET64, .off = off});
 
 	cr_assert_eq(rep.rc, 0);
 	return (uint64_t)rep.val;
@@ -507,7 +509,7 @@ static uint64_t get64(struct sw_run *r, bool peer, uint64_t off)
 
 static void put64(struct sw_run *r, bool peer, uint64_t off, uint64_t v)
 {
-	struct sw_reply rep = on(r, peer, (struct sw_cmd){.op = SW_PUT64, .off = off, .val = v});
+	struct sw_reply rep = sw_on(r, peer, (struct sw_cmd){.op = SW_PUT64, .off = off, .val = v});
 
 	cr_assert_eq(rep.rc, 0);
 }
@@ -727,6 +729,11 @@ static const char *family(const struct sw_run *r)
 	return r->sgid == SW_GID_IPV4 ? "IPv4" : r->sgid == SW_GID_IPV6 ? "IPv6" : "link-local";
 }
 
+void sw_send_once(struct sw_run *r, enum sw_kind k, uint64_t len)
+{
+	case_send(r, k, IBV_WR_SEND_WITH_IMM, len);
+}
+
 void sw_sweep(struct sw_run *r, enum sw_kind k, const uint64_t *sizes, unsigned int n)
 {
 	for (unsigned int c = 0; c < sizeof(sw_cases) / sizeof(sw_cases[0]); c++) {
@@ -746,8 +753,8 @@ void sw_sweep(struct sw_run *r, enum sw_kind k, const uint64_t *sizes, unsigned 
 					len = 1;
 			}
 			snprintf(r->what, sizeof(r->what), "%s %s, %llu bytes, MTU %u, %s",
-				 kind_name[k], sw_cases[c].name, (unsigned long long)len, r->pmtu,
-				 family(r));
+				 sw_kind_name[k], sw_cases[c].name, (unsigned long long)len,
+				 r->pmtu, family(r));
 			sw_cases[c].run(r, k, sw_cases[c].op, len);
 		}
 	}
@@ -763,21 +770,40 @@ void sw_sweep(struct sw_run *r, enum sw_kind k, const uint64_t *sizes, unsigned 
 	}
 }
 
+void sw_settle(struct sw_run *r)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		struct sw_reply a = sw_peer(r, (struct sw_cmd){.op = SW_STATS});
+		struct sw_reply b = sw_local(r, (struct sw_cmd){.op = SW_STATS});
+
+		cr_assert_eq(a.rc, 0);
+		cr_assert_eq(b.rc, 0);
+		/* every frame sent either way was received and processed */
+		if ((uint64_t)a.val == b.wc.wr_id && (uint64_t)b.val == a.wc.wr_id)
+			return;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 5);
+	cr_assert_fail("%s: the link never settled", r->what);
+}
+
 void sw_quiet(struct sw_run *r, enum sw_kind k)
 {
 	for (int peer = 0; peer < 2; peer++) {
 		for (int recv = 0; recv < 2; recv++) {
-			struct sw_reply rep = on(
+			struct sw_reply rep = sw_on(
 				r, peer,
 				(struct sw_cmd){.op = SW_POLL, .kind = k, .recv = (uint32_t)recv});
 
 			cr_expect_eq(rep.rc, -EAGAIN, "%s %s: a %s completion too many (%llu, %s)",
-				     kind_name[k], peer ? "peer" : "e0", recv ? "receive" : "send",
-				     (unsigned long long)rep.wc.wr_id,
+				     sw_kind_name[k], peer ? "peer" : "e0",
+				     recv ? "receive" : "send", (unsigned long long)rep.wc.wr_id,
 				     ibv_wc_status_str(rep.wc.status));
 		}
-		cr_expect_eq(sw_state(r, k, peer), IBV_QPS_RTS, "%s %s QP left RTS", kind_name[k],
-			     peer ? "peer" : "e0");
+		cr_expect_eq(sw_state(r, k, peer), IBV_QPS_RTS, "%s %s QP left RTS",
+			     sw_kind_name[k], peer ? "peer" : "e0");
 	}
 }
 

@@ -36,6 +36,7 @@ struct sw_run {
 	uint64_t region;       /**< bytes of each buffer region */
 	uint32_t seq;          /**< seeds and work request ids */
 	uint8_t timeout;       /**< RC local ACK timeout */
+	uint32_t rkey;         /**< a key one step of a case leaves for the next */
 	char what[160];        /**< the case running, for messages */
 };
 
@@ -51,19 +52,29 @@ struct sw_run {
 uint32_t sw_eth_mtu(enum ibv_mtu mtu);
 
 /**
- * Two devices in this process joined by a ring link (DROCE_DEVICES is built
- * from @p eth_mtu; @p extra adds devices), e0 on droce0, the peer on droce1;
- * buffers for messages up to @p max_msg bytes.
+ * Two devices in this process joined by a ring link, Ethernet MTU @p eth_mtu,
+ * both sending through the fault injector @p fault (a fault= value, NULL: none),
+ * e0 on droce0, the peer on droce1; buffers for messages up to @p max_msg bytes.
  */
-void sw_ring_setup(struct sw_run *r, uint32_t eth_mtu, const char *extra, uint64_t max_msg);
+void sw_ring_setup(struct sw_run *r, uint32_t eth_mtu, const char *fault, uint64_t max_msg);
 
 /** The same across two processes over memif: the peer is tests/integration/sweep_peer. */
 void sw_memif_setup(struct sw_run *r, uint32_t eth_mtu, uint64_t max_msg);
+
+extern const char *const sw_kind_name[SW_KINDS];
 
 /** Send the peer a command; the reply. Asserts the command was carried. */
 struct sw_reply sw_peer(struct sw_run *r, struct sw_cmd c);
 /** Run a command on e0. */
 struct sw_reply sw_local(struct sw_run *r, struct sw_cmd c);
+/** Run a command on the peer or on e0. */
+struct sw_reply sw_on(struct sw_run *r, bool peer, struct sw_cmd c);
+
+/** The next completion of QP @p k (its receive CQ or send CQ) at either end: @p id. */
+struct ibv_wc sw_wait(struct sw_run *r, bool peer, enum sw_kind k, bool recv, uint64_t id);
+
+/** One SEND_WITH_IMM of @p len bytes from e0 to the peer, checked like the sweep's. */
+void sw_send_once(struct sw_run *r, enum sw_kind k, uint64_t len);
 
 /** The attributes both ends use by default for QP @p k, toward the other end. */
 struct sw_path sw_path_of(const struct sw_run *r, enum sw_kind k, bool peer);
@@ -74,6 +85,9 @@ void sw_connect(struct sw_run *r, enum sw_kind k, void (*tune)(struct sw_path *p
 /** Every operation of QP type @p k at every size of @p sizes (n of them). */
 void sw_sweep(struct sw_run *r, enum sw_kind k, const uint64_t *sizes, unsigned int n);
 
+/** Wait until every frame either port sent was received and processed (liveness bound). */
+void sw_settle(struct sw_run *r);
+
 /** Nothing more on either end's CQs of @p k, both QPs in RTS. */
 void sw_quiet(struct sw_run *r, enum sw_kind k);
 
@@ -82,6 +96,11 @@ enum ibv_qp_state sw_state(struct sw_run *r, enum sw_kind k, bool peer);
 
 /** Destroy every QP, check both ends' pools are back to their start, stop the peer. */
 void sw_finish(struct sw_run *r);
+
+/** The status cases (sweep_status.c): provoke the one named, check both ends. */
+void sw_status(struct sw_run *r, const char *name);
+/** The fault= value a status case needs on both ports, or NULL. */
+const char *sw_status_fault(const char *name);
 
 /** Sizes 0, 1, PMTU-1, PMTU, PMTU+1, 64 PMTU + 1 (an AckReq boundary) and @p big. */
 unsigned int sw_sizes(const struct sw_run *r, uint64_t big, uint64_t *out);

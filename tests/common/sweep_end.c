@@ -231,8 +231,7 @@ static int do_post(struct sw_end *e, const struct sw_cmd *c)
 				 .sg_list = s,
 				 .num_sge = sges(e, c, s),
 				 .opcode = (enum ibv_wr_opcode)c->wr_op,
-				 .send_flags = IBV_SEND_SIGNALED},
-			   *bad;
+				 .send_flags = IBV_SEND_SIGNALED | c->flags};
 	struct ibv_qp *qp = c->kind < SW_KINDS ? e->qp[c->kind] : NULL;
 
 	if (qp == NULL)
@@ -260,7 +259,35 @@ static int do_post(struct sw_end *e, const struct sw_cmd *c)
 		wr.wr.ud.remote_qpn = e->ud_dqpn;
 		wr.wr.ud.remote_qkey = SW_QKEY;
 	}
-	return -ibv_post_send(qp, &wr, &bad);
+	return sw_post_chain(e, c->kind, &wr, c->chain);
+}
+
+int sw_post_chain(struct sw_end *e, enum sw_kind k, struct ibv_send_wr *wr, uint32_t chain)
+{
+	struct ibv_sge s[SW_CHAIN_MAX];
+	struct ibv_send_wr more[SW_CHAIN_MAX], *bad;
+
+	if (chain > SW_CHAIN_MAX || k >= SW_KINDS || e->qp[k] == NULL)
+		return -EINVAL;
+	for (uint32_t i = 0; i < chain; i++) {
+		s[i] = (struct ibv_sge){
+			.addr = (uintptr_t)e->buf, .length = 16, .lkey = e->mr->lkey};
+		more[i] = (struct ibv_send_wr){
+			.wr_id = wr->wr_id + 1 + i,
+			.next = i + 1 < chain ? &more[i + 1] : NULL,
+			.sg_list = &s[i],
+			.num_sge = 1,
+			.opcode = IBV_WR_SEND,
+			/* on RC after a READ or an atomic only once it completed */
+			.send_flags = IBV_SEND_SIGNALED | (k == SW_RC ? IBV_SEND_FENCE : 0)};
+		if (k == SW_UD) {
+			more[i].wr.ud.ah = e->ah;
+			more[i].wr.ud.remote_qpn = e->ud_dqpn;
+			more[i].wr.ud.remote_qkey = SW_QKEY;
+		}
+	}
+	wr->next = chain > 0 ? &more[0] : NULL;
+	return -ibv_post_send(e->qp[k], wr, &bad);
 }
 
 static int do_recv(struct sw_end *e, const struct sw_cmd *c)
@@ -437,6 +464,16 @@ void sw_serve(struct sw_end *e, const struct sw_cmd *c, struct sw_reply *r)
 	case SW_FINISH:
 		r->rc = finish(e, r);
 		break;
+	case SW_STATS: {
+		struct droce_engine_port_stats st;
+
+		/* what was received was also processed */
+		droce_engine_sync();
+		r->rc = droce_engine_port_stats(e->port, &st);
+		r->val = (int64_t)st.rx_pkts;
+		r->wc.wr_id = st.tx_pkts;
+		break;
+	}
 	case SW_EXIT:
 		break;
 	default:

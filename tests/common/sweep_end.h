@@ -87,6 +87,7 @@ enum sw_op {
 	SW_ASYNC,   /**< len: seconds to wait -> val: event type, wc.qp_num: its QP; -EAGAIN */
 	SW_DESTROY, /**< kind: destroy that QP (the peer is gone) */
 	SW_FINISH,  /**< destroy every QP, wait for the pools -> val: 0, or mbufs missing */
+	SW_STATS,   /**< once the engine finished its pass -> val: frames received, id: sent */
 	SW_EXIT,
 };
 
@@ -99,6 +100,8 @@ struct sw_cmd {
 	uint32_t lkey;
 	uint32_t imm;
 	uint32_t recv;
+	uint32_t flags; /**< SW_POST: send flags besides IBV_SEND_SIGNALED */
+	uint32_t chain; /**< SW_POST: SENDs of 16 bytes posted behind it in the same call */
 	uint32_t split; /**< SW_POST, SW_RECV: two SGEs, @p split bytes then SW_GAP bytes skipped */
 	uint64_t pat;   /**< SW_FILL, SW_CHECK: index in the pattern of the first byte */
 	uint64_t id, off, len, addr, val;
@@ -139,6 +142,14 @@ int sw_end_connect(struct sw_end *e, const struct sw_path *p);
 void sw_serve(struct sw_end *e, const struct sw_cmd *c, struct sw_reply *r);
 /** Serve commands arriving on @p fd until SW_EXIT or a closed socket. */
 int sw_serve_fd(struct sw_end *e, int fd);
+
+#define SW_CHAIN_MAX 4
+
+/**
+ * Post @p wr on QP @p k with @p chain signaled SENDs of 16 bytes behind it (ids
+ * following its own; on RC fenced), all in one ibv_post_send(). 0 or -errno.
+ */
+int sw_post_chain(struct sw_end *e, enum sw_kind k, struct ibv_send_wr *wr, uint32_t chain);
 
 /** Wait (up to @p seconds) for one completion on @p cq. 0, -EAGAIN (none) or -EIO. */
 int sw_poll_one(struct ibv_cq *cq, struct ibv_wc *wc, unsigned int seconds);
