@@ -6,6 +6,7 @@
  * chosen frames. Time is the timer wheel's, driven by the test (ns ticks).
  */
 #include <criterion/criterion.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1324,6 +1325,48 @@ Test(transport_rc, send_into_an_srq)
 	cr_expect_eq(wc.status, IBV_WC_SUCCESS);
 	cr_expect_eq(wc.byte_len, 3000);
 	cr_expect(memcmp(b.buf, a.buf, 3000) == 0);
+	b.tqp.srq = NULL;
+}
+
+/*
+ * A QP of an SRQ that goes to Error takes no more WQEs from it: after its error
+ * event it raises Last WQE Reached, so that the application knows when it may
+ * destroy it without losing an SRQ WQE.
+ */
+Test(transport_rc, an_srq_qp_in_error_raises_last_wqe_reached)
+{
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 16, .max_sge = 1}};
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	struct droce_srq_view v;
+	struct droce_ring_cons ring;
+	struct ibv_sge sge = {.addr = (uintptr_t)b.buf, .length = 100, .lkey = b.mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = 80, .sg_list = &sge, .num_sge = 1}, *bad;
+	struct ibv_async_event ev;
+	struct ibv_wc wc;
+
+	cr_assert_not_null(srq);
+	cr_assert_eq(droce_engine_srq_view(srq, &v), 0);
+	cr_assert_eq(droce_ring_cons_attach(&ring, v.ring.addr, v.ring.len), 0);
+	b.tqp.srq = &ring;
+	b.tqp.srq_user = srq;
+	cr_assert_eq(ibv_post_srq_recv(srq, &wr, &bad), 0);
+	/* longer than the WQE: the responder fails it and goes to Error */
+	cr_assert_eq(post_wr(&a, 1, &(struct wr_args){.op = IBV_WR_SEND, .len = 200}), 0);
+	pump();
+	wc = wc_of(&b, 80);
+	cr_expect_eq(wc.status, IBV_WC_LOC_LEN_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_assert_eq(ibv_get_async_event(ctx, &ev), 0);
+	cr_expect_eq(ev.event_type, IBV_EVENT_QP_REQ_ERR, "%s", ibv_event_type_str(ev.event_type));
+	cr_expect_eq(ev.element.qp, b.qp);
+	ibv_ack_async_event(&ev);
+	/* queued already (the pump ran the engine's part): never block for it */
+	cr_assert_eq(poll(&(struct pollfd){.fd = ctx->async_fd, .events = POLLIN}, 1, 0), 1,
+		     "no second event");
+	cr_assert_eq(ibv_get_async_event(ctx, &ev), 0);
+	cr_expect_eq(ev.event_type, IBV_EVENT_QP_LAST_WQE_REACHED, "%s",
+		     ibv_event_type_str(ev.event_type));
+	cr_expect_eq(ev.element.qp, b.qp);
+	ibv_ack_async_event(&ev);
 	b.tqp.srq = NULL;
 }
 
