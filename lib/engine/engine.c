@@ -128,7 +128,7 @@ static int port_start(struct engine *e, struct engine_port *p)
 {
 	struct droce_port_conf pc = {.nb_queues = 1, .mtu = p->conf.mtu, .socket = SOCKET_ID_ANY};
 	struct droce_neigh_cfg nc;
-	char ring_name[RTE_ETH_NAME_MAX_LEN];
+	char ring_name[RTE_ETH_NAME_MAX_LEN], devargs[sizeof(p->conf.device) + 32];
 	unsigned int i;
 	int rc;
 
@@ -136,7 +136,10 @@ static int port_start(struct engine *e, struct engine_port *p)
 		snprintf(ring_name, sizeof(ring_name), "net_ring_%.54s", p->conf.name);
 		pc.device = ring_name;
 	} else {
-		pc.device = p->conf.device;
+		rc = engine_devargs(p->conf.device, p->conf.mtu, devargs, sizeof(devargs));
+		if (rc != 0)
+			return rc;
+		pc.device = devargs;
 	}
 	rc = droce_port_open(&p->port, &pc);
 	if (rc != 0)

@@ -125,6 +125,10 @@ int engine_lcore_main(void *arg);
 void engine_env_init(struct engine *e, struct engine_port *p);
 void engine_port_tx(struct engine_port *p, struct rte_mbuf *m);
 
+/* engine_devargs.c */
+/** The devargs of @p device for a port of Ethernet MTU @p mtu, into @p out. 0 or -ENAMETOOLONG. */
+int engine_devargs(const char *device, uint32_t mtu, char *out, size_t size);
+
 /* engine_fault.c */
 int engine_fault_create(struct engine_port *p);
 void engine_fault_tx(struct engine_port *p, struct rte_mbuf *m);
