@@ -79,7 +79,7 @@ void sw_ring_setup(struct sw_run *r, uint32_t eth_mtu, const char *fault, uint64
 	defaults(r);
 }
 
-void sw_memif_setup(struct sw_run *r, uint32_t eth_mtu, uint64_t max_msg)
+void sw_memif_setup(struct sw_run *r, uint32_t eth_mtu, uint64_t max_msg, unsigned int rsize)
 {
 	const char *peer = getenv("DROCE_SWEEP_PEER"), *tmp = getenv("TMPDIR");
 	char devices[512], sock[128], len_arg[32];
@@ -95,17 +95,29 @@ void sw_memif_setup(struct sw_run *r, uint32_t eth_mtu, uint64_t max_msg)
 	cr_assert_not_null(mkdtemp(r->dir));
 	snprintf(sock, sizeof(sock), "%s/memif.sock", r->dir);
 	snprintf(len_arg, sizeof(len_arg), "%llu", (unsigned long long)len);
-	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	/* this process first: the server end listens before the client connects */
+	snprintf(devices, sizeof(devices),
+		 "droce0:mac=02:00:00:00:00:01,ip=10.0.0.1,ip=fd00::1,mtu=%u,"
+		 "vdev=net_memif0+role=server+socket=%s+socket-abstract=no+rsize=%u",
+		 eth_mtu, sock, rsize);
+	setenv("DROCE_DEVICES", devices, 1);
+	setenv("DROCE_NO_HUGE", "1", 1);
+	list = ibv_get_device_list(&n);
+	cr_assert_not_null(list);
+	cr_assert_geq(n, 1);
+	cr_assert_eq(sw_end_open(&r->e0, list[0], len), 0, "open e0: %s", strerror(errno));
+	ibv_free_device_list(list);
+	/* close-on-exec: the peer holds its end only (fd 3), and sees this one close */
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
 	r->pid = fork();
 	cr_assert_geq(r->pid, 0);
 	if (r->pid == 0) {
 		/* the peer: its own process, its own engine, the client end of the link */
 		snprintf(devices, sizeof(devices),
 			 "droce0:mac=02:00:00:00:00:02,ip=10.0.0.2,ip=fd00::2,mtu=%u,"
-			 "vdev=net_memif1+role=client+socket=%s+socket-abstract=no",
-			 eth_mtu, sock);
+			 "vdev=net_memif1+role=client+socket=%s+socket-abstract=no+rsize=%u",
+			 eth_mtu, sock, rsize);
 		setenv("DROCE_DEVICES", devices, 1);
-		setenv("DROCE_NO_HUGE", "1", 1);
 		if (dup2(sv[1], 3) < 0)
 			_exit(126);
 		execl(peer, peer, "3", len_arg, (char *)NULL);
@@ -115,17 +127,6 @@ void sw_memif_setup(struct sw_run *r, uint32_t eth_mtu, uint64_t max_msg)
 	r->fd = sv[0];
 	r->remote = true;
 	setsockopt(r->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	snprintf(devices, sizeof(devices),
-		 "droce0:mac=02:00:00:00:00:01,ip=10.0.0.1,ip=fd00::1,mtu=%u,"
-		 "vdev=net_memif0+role=server+socket=%s+socket-abstract=no",
-		 eth_mtu, sock);
-	setenv("DROCE_DEVICES", devices, 1);
-	setenv("DROCE_NO_HUGE", "1", 1);
-	list = ibv_get_device_list(&n);
-	cr_assert_not_null(list);
-	cr_assert_geq(n, 1);
-	cr_assert_eq(sw_end_open(&r->e0, list[0], len), 0, "open e0: %s", strerror(errno));
-	ibv_free_device_list(list);
 	defaults(r);
 }
 
@@ -133,6 +134,7 @@ struct sw_reply sw_peer(struct sw_run *r, struct sw_cmd c)
 {
 	struct sw_reply rep;
 
+	cr_assert_not(r->gone, "%s: command %u for a peer that is gone", r->what, c.op);
 	if (!r->remote) {
 		sw_serve(&r->e1, &c, &rep);
 		return rep;
@@ -813,21 +815,47 @@ void sw_finish(struct sw_run *r)
 
 	cr_expect_eq(rep.rc, 0, "destroy e0's QPs: %s", strerror(-rep.rc));
 	cr_expect_eq(rep.val, 0, "e0's port: %lld mbufs not back in the pool", (long long)rep.val);
+	if (r->gone)
+		return;
 	rep = sw_peer(r, (struct sw_cmd){.op = SW_FINISH});
 	cr_expect_eq(rep.rc, 0, "destroy the peer's QPs: %s", strerror(-rep.rc));
 	cr_expect_eq(rep.val, 0, "the peer's port: %lld mbufs not back in the pool",
 		     (long long)rep.val);
-	if (r->remote) {
-		int status = 0;
+	sw_peer_exit(r);
+}
 
-		sw_peer(r, (struct sw_cmd){.op = SW_EXIT});
-		cr_expect_eq(waitpid(r->pid, &status, 0), r->pid);
-		cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "peer exit status %#x",
-			  status);
+void sw_cleanup(struct sw_run *r)
+{
+	/* a test that failed half way: the peer sees its socket close and exits */
+	if (r->remote) {
 		close(r->fd);
+		waitpid(r->pid, NULL, 0);
 		r->remote = false;
-		rmdir(r->dir);
+		r->gone = true;
 	}
+	if (r->dir[0] != '\0') {
+		char sock[128];
+
+		snprintf(sock, sizeof(sock), "%s/memif.sock", r->dir);
+		unlink(sock);
+		rmdir(r->dir);
+		r->dir[0] = '\0';
+	}
+}
+
+void sw_peer_exit(struct sw_run *r)
+{
+	int status = 0;
+
+	if (!r->remote)
+		return;
+	sw_peer(r, (struct sw_cmd){.op = SW_EXIT});
+	cr_expect_eq(waitpid(r->pid, &status, 0), r->pid);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "peer exit status %#x", status);
+	close(r->fd);
+	r->remote = false;
+	r->gone = true;
+	sw_cleanup(r);
 }
 
 unsigned int sw_sizes(const struct sw_run *r, uint64_t big, uint64_t *out)

@@ -26,6 +26,7 @@ struct sw_run {
 	struct sw_end e0;      /**< this process's end */
 	struct sw_end e1;      /**< the peer end when it runs in this process */
 	bool remote;           /**< the peer runs in another process */
+	bool gone;             /**< ... which exited (sw_peer_exit()) */
 	int fd;                /**< its command socket */
 	pid_t pid;             /**< its process */
 	char dir[64];          /**< the memif socket's folder */
@@ -58,8 +59,11 @@ uint32_t sw_eth_mtu(enum ibv_mtu mtu);
  */
 void sw_ring_setup(struct sw_run *r, uint32_t eth_mtu, const char *fault, uint64_t max_msg);
 
-/** The same across two processes over memif: the peer is tests/integration/sweep_peer. */
-void sw_memif_setup(struct sw_run *r, uint32_t eth_mtu, uint64_t max_msg);
+/**
+ * The same across two processes over memif (rings of 2^@p rsize slots): the peer
+ * is tests/integration/sweep_peer.
+ */
+void sw_memif_setup(struct sw_run *r, uint32_t eth_mtu, uint64_t max_msg, unsigned int rsize);
 
 extern const char *const sw_kind_name[SW_KINDS];
 
@@ -96,6 +100,10 @@ enum ibv_qp_state sw_state(struct sw_run *r, enum sw_kind k, bool peer);
 
 /** Destroy every QP, check both ends' pools are back to their start, stop the peer. */
 void sw_finish(struct sw_run *r);
+/** Stop the peer process (memif runs). */
+void sw_peer_exit(struct sw_run *r);
+/** What a failed memif run leaves: the peer process (told by its socket closing), the folder. */
+void sw_cleanup(struct sw_run *r);
 
 /** The status cases (sweep_status.c): provoke the one named, check both ends. */
 void sw_status(struct sw_run *r, const char *name);
