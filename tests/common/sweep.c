@@ -362,8 +362,12 @@ static void case_send(struct sw_run *r, enum sw_kind k, enum ibv_wr_opcode op, u
 					  .off = SW_SRC(r),
 					  .len = len,
 					  .split = ss,
-					  .imm = imm});
+					  .imm = imm,
+					  .flags = r->send_flags});
 	cr_assert_eq(rep.rc, 0, "%s: post_send: %s", r->what, strerror(-rep.rc));
+	/* inline: the bytes were copied at post, the buffer is free again */
+	if (r->send_flags & IBV_SEND_INLINE)
+		fill_layout(r, false, SW_SRC(r), len, ss, SW_ZERO);
 	wc = wait_send(r, k, seed);
 	expect_success(r, &wc, IBV_WC_SEND, "send");
 	wc = peer_wait(r, k, true, seed);
@@ -457,8 +461,11 @@ static void case_write(struct sw_run *r, enum sw_kind k, enum ibv_wr_opcode op, 
 					  .split = ss,
 					  .addr = r->i1.addr + SW_DST(r),
 					  .rkey = r->i1.rkey,
-					  .imm = seed});
+					  .imm = seed,
+					  .flags = r->send_flags});
 	cr_assert_eq(rep.rc, 0, "%s: post_send: %s", r->what, strerror(-rep.rc));
+	if (r->send_flags & IBV_SEND_INLINE)
+		fill_layout(r, false, SW_SRC(r), len, ss, SW_ZERO);
 	wc = wait_send(r, k, seed);
 	expect_success(r, &wc, IBV_WC_RDMA_WRITE, "send");
 	if (op == IBV_WR_RDMA_WRITE_WITH_IMM) {
@@ -706,29 +713,301 @@ static const struct {
 	const char *name;
 	sw_case_fn run;
 	bool sized;
+	uint32_t flags; /* IBV_SEND_INLINE: the sizes up to SW_INLINE */
 } sw_cases[] = {
-	{SW_RC, IBV_WR_SEND, "SEND", case_send, true},
-	{SW_RC, IBV_WR_SEND_WITH_IMM, "SEND_WITH_IMM", case_send, true},
-	{SW_RC, IBV_WR_SEND_WITH_INV, "SEND_WITH_INV", case_send, true},
-	{SW_RC, IBV_WR_RDMA_WRITE, "RDMA_WRITE", case_write, true},
-	{SW_RC, IBV_WR_RDMA_WRITE_WITH_IMM, "RDMA_WRITE_WITH_IMM", case_write, true},
-	{SW_RC, IBV_WR_RDMA_READ, "RDMA_READ", case_read, true},
-	{SW_RC, IBV_WR_ATOMIC_CMP_AND_SWP, "ATOMIC_CMP_AND_SWP", case_atomic, false},
-	{SW_RC, IBV_WR_ATOMIC_FETCH_AND_ADD, "ATOMIC_FETCH_AND_ADD", case_atomic, false},
-	{SW_RC, IBV_WR_BIND_MW, "BIND_MW and LOCAL_INV (type 2)", case_window, true},
-	{SW_RC, IBV_WR_BIND_MW, "ibv_bind_mw (type 1)", case_window1, true},
-	{SW_UC, IBV_WR_SEND, "SEND", case_send, true},
-	{SW_UC, IBV_WR_SEND_WITH_IMM, "SEND_WITH_IMM", case_send, true},
-	{SW_UC, IBV_WR_RDMA_WRITE, "RDMA_WRITE", case_write, true},
-	{SW_UC, IBV_WR_RDMA_WRITE_WITH_IMM, "RDMA_WRITE_WITH_IMM", case_write, true},
-	{SW_UC, IBV_WR_BIND_MW, "BIND_MW and LOCAL_INV (type 2)", case_window, false},
-	{SW_UD, IBV_WR_SEND, "SEND", case_send, true},
-	{SW_UD, IBV_WR_SEND_WITH_IMM, "SEND_WITH_IMM", case_send, true},
+	{SW_RC, IBV_WR_SEND, "SEND", case_send, true, 0},
+	{SW_RC, IBV_WR_SEND_WITH_IMM, "SEND_WITH_IMM", case_send, true, 0},
+	{SW_RC, IBV_WR_SEND_WITH_INV, "SEND_WITH_INV", case_send, true, 0},
+	{SW_RC, IBV_WR_RDMA_WRITE, "RDMA_WRITE", case_write, true, 0},
+	{SW_RC, IBV_WR_RDMA_WRITE_WITH_IMM, "RDMA_WRITE_WITH_IMM", case_write, true, 0},
+	{SW_RC, IBV_WR_RDMA_READ, "RDMA_READ", case_read, true, 0},
+	{SW_RC, IBV_WR_ATOMIC_CMP_AND_SWP, "ATOMIC_CMP_AND_SWP", case_atomic, false, 0},
+	{SW_RC, IBV_WR_ATOMIC_FETCH_AND_ADD, "ATOMIC_FETCH_AND_ADD", case_atomic, false, 0},
+	{SW_RC, IBV_WR_BIND_MW, "BIND_MW and LOCAL_INV (type 2)", case_window, true, 0},
+	{SW_RC, IBV_WR_BIND_MW, "ibv_bind_mw (type 1)", case_window1, true, 0},
+	{SW_RC, IBV_WR_SEND, "SEND inline", case_send, true, IBV_SEND_INLINE},
+	{SW_RC, IBV_WR_RDMA_WRITE_WITH_IMM, "RDMA_WRITE_WITH_IMM inline", case_write, true,
+	 IBV_SEND_INLINE},
+	{SW_UC, IBV_WR_SEND, "SEND", case_send, true, 0},
+	{SW_UC, IBV_WR_SEND_WITH_IMM, "SEND_WITH_IMM", case_send, true, 0},
+	{SW_UC, IBV_WR_RDMA_WRITE, "RDMA_WRITE", case_write, true, 0},
+	{SW_UC, IBV_WR_RDMA_WRITE_WITH_IMM, "RDMA_WRITE_WITH_IMM", case_write, true, 0},
+	{SW_UC, IBV_WR_BIND_MW, "BIND_MW and LOCAL_INV (type 2)", case_window, false, 0},
+	{SW_UC, IBV_WR_RDMA_WRITE, "RDMA_WRITE inline", case_write, true, IBV_SEND_INLINE},
+	{SW_UD, IBV_WR_SEND, "SEND", case_send, true, 0},
+	{SW_UD, IBV_WR_SEND_WITH_IMM, "SEND_WITH_IMM", case_send, true, 0},
+	{SW_UD, IBV_WR_SEND_WITH_IMM, "SEND_WITH_IMM inline", case_send, true, IBV_SEND_INLINE},
 };
 
 static const char *family(const struct sw_run *r)
 {
 	return r->sgid == SW_GID_IPV4 ? "IPv4" : r->sgid == SW_GID_IPV6 ? "IPv6" : "link-local";
+}
+
+/* ------------------------------------------------------------ bursts */
+
+/* One message of a burst: its operation, length, and the slot of each region it uses. */
+struct burst_msg {
+	enum ibv_wr_opcode op;
+	uint64_t len;
+	uint32_t seed;
+	uint32_t recv; /* the receive it takes (SEND, WRITE_WITH_IMM), or UINT32_MAX */
+	bool signaled;
+};
+
+static bool burst_takes_recv(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE_WITH_IMM;
+}
+
+static bool burst_atomic(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_CMP_AND_SWP;
+}
+
+/*
+ * Post @p n messages of @p m from e0 in one ibv_post_send(): message i uses slot
+ * i of each region (@p slot bytes apart; atomics the i-th 8 bytes of both ends'
+ * ATOM regions).
+ */
+static void burst_post(struct sw_run *r, enum sw_kind k, struct burst_msg *m, uint32_t n,
+		       uint64_t slot)
+{
+	static struct ibv_send_wr wr[256];
+	static struct ibv_sge sge[256][2];
+	struct ibv_send_wr *bad = NULL;
+	int rc;
+
+	cr_assert_leq(n, 256);
+	for (uint32_t i = 0; i < n; i++) {
+		struct ibv_send_wr *w = &wr[i];
+		uint64_t off = i * slot;
+		uint32_t split;
+
+		memset(w, 0, sizeof(*w));
+		w->wr_id = m[i].seed;
+		w->opcode = m[i].op;
+		w->next = i + 1 < n ? &wr[i + 1] : NULL;
+		w->sg_list = sge[i];
+		w->send_flags = m[i].signaled ? IBV_SEND_SIGNALED : 0;
+		if (burst_atomic(m[i].op)) {
+			/* the original value into e0's ATOM region, as the target is the peer's */
+			sge[i][0] =
+				(struct ibv_sge){.addr = (uintptr_t)r->e0.buf + SW_ATOM(r) + 8 * i,
+						 .length = 8,
+						 .lkey = r->e0.mr->lkey};
+			w->num_sge = 1;
+			w->wr.atomic.remote_addr = r->i1.addr + SW_ATOM(r) + 8 * i;
+			w->wr.atomic.rkey = r->i1.rkey;
+			w->wr.atomic.compare_add =
+				m[i].op == IBV_WR_ATOMIC_CMP_AND_SWP ? m[i].seed : i;
+			w->wr.atomic.swap = ~(uint64_t)m[i].seed;
+			continue;
+		}
+		/* READ: into two SGEs of DST; the rest: out of two SGEs of SRC */
+		off += m[i].op == IBV_WR_RDMA_READ ? SW_DST(r) : SW_SRC(r);
+		split = m[i].op == IBV_WR_RDMA_READ ? recv_split(m[i].len) : send_split(m[i].len);
+		sge[i][0] = (struct ibv_sge){.addr = (uintptr_t)r->e0.buf + off,
+					     .length = (uint32_t)m[i].len,
+					     .lkey = r->e0.mr->lkey};
+		w->num_sge = m[i].len > 0 ? 1 : 0;
+		if (split > 0) {
+			sge[i][0].length = split;
+			sge[i][1] = (struct ibv_sge){.addr = (uintptr_t)r->e0.buf + off + split +
+							     SW_GAP,
+						     .length = (uint32_t)m[i].len - split,
+						     .lkey = r->e0.mr->lkey};
+			w->num_sge = 2;
+		}
+		w->imm_data = htobe32(m[i].seed);
+		if (k == SW_UD) {
+			w->wr.ud.ah = r->e0.ah;
+			w->wr.ud.remote_qpn = r->e0.ud_dqpn;
+			w->wr.ud.remote_qkey = SW_QKEY;
+		} else {
+			w->wr.rdma.remote_addr =
+				r->i1.addr + (m[i].op == IBV_WR_RDMA_READ ? SW_SRC(r) : SW_DST(r)) +
+				i * slot;
+			w->wr.rdma.rkey = r->i1.rkey;
+		}
+	}
+	rc = ibv_post_send(r->e0.qp[k], wr, &bad);
+	cr_assert_eq(rc, 0, "%s: post %u requests: %s (at %ld)", r->what, n, strerror(rc),
+		     bad != NULL ? (long)(bad - wr) : -1L);
+}
+
+/* Fill what a burst sends and clear where it lands. */
+static void burst_prepare(struct sw_run *r, enum sw_kind k, struct burst_msg *m, uint32_t n,
+			  uint64_t slot)
+{
+	uint32_t recvs = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t off = i * slot, grh = k == SW_UD ? 40 : 0;
+		struct sw_reply rep;
+
+		m[i].recv = UINT32_MAX;
+		if (burst_atomic(m[i].op)) {
+			put64(r, true, SW_ATOM(r) + 8 * i, m[i].seed);
+			put64(r, false, SW_ATOM(r) + 8 * i, 0);
+			continue;
+		}
+		if (m[i].op == IBV_WR_RDMA_READ) {
+			rep = sw_peer(r, (struct sw_cmd){.op = SW_FILL,
+							 .off = SW_SRC(r) + off,
+							 .len = m[i].len,
+							 .seed = m[i].seed});
+			cr_assert_eq(rep.rc, 0);
+			fill_layout(r, false, SW_DST(r) + off, m[i].len, recv_split(m[i].len),
+				    SW_ZERO);
+			continue;
+		}
+		fill_layout(r, false, SW_SRC(r) + off, m[i].len, send_split(m[i].len), m[i].seed);
+		if (m[i].op == IBV_WR_RDMA_WRITE || m[i].op == IBV_WR_RDMA_WRITE_WITH_IMM)
+			fill_layout(r, true, SW_DST(r) + off, m[i].len, 0, SW_ZERO);
+		if (!burst_takes_recv(m[i].op))
+			continue;
+		/* receives in the order the messages arrive; a SEND lands in the slot of its
+		 * receive, split in two as the sweep does */
+		m[i].recv = recvs++;
+		if (m[i].op == IBV_WR_RDMA_WRITE_WITH_IMM) {
+			rep = sw_peer(r,
+				      (struct sw_cmd){.op = SW_RECV, .kind = k, .id = m[i].seed});
+		} else {
+			fill_layout(r, true, SW_RECV(r) + off, grh + m[i].len,
+				    k == SW_UD ? 0 : recv_split(m[i].len), SW_ZERO);
+			rep = sw_peer(
+				r, (struct sw_cmd){.op = SW_RECV,
+						   .kind = k,
+						   .id = m[i].seed,
+						   .off = SW_RECV(r) + off,
+						   .len = grh + m[i].len,
+						   .split = k == SW_UD ? 0 : recv_split(m[i].len)});
+		}
+		cr_assert_eq(rep.rc, 0, "%s: post_recv: %s", r->what, strerror(-rep.rc));
+	}
+}
+
+/* The completions of a burst, in order, and every byte where it belongs. */
+static void burst_check(struct sw_run *r, enum sw_kind k, struct burst_msg *m, uint32_t n,
+			uint64_t slot)
+{
+	char what[64];
+
+	snprintf(what, sizeof(what), "%.63s", r->what);
+	/* the signaled requests complete in order, the unsignaled ones silently */
+	for (uint32_t i = 0; i < n; i++) {
+		struct ibv_wc wc;
+
+		if (!m[i].signaled)
+			continue;
+		wc = wait_send(r, k, m[i].seed);
+		cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s: message %u (op %d, %llu bytes): %s",
+			     r->what, i, m[i].op, (unsigned long long)m[i].len,
+			     ibv_wc_status_str(wc.status));
+	}
+	/* the receives in the order of their messages */
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t grh = k == SW_UD ? 40 : 0;
+		struct ibv_wc wc;
+
+		if (m[i].recv == UINT32_MAX)
+			continue;
+		snprintf(r->what, sizeof(r->what), "%s, message %u (op %d, %llu bytes)", what, i,
+			 m[i].op, (unsigned long long)m[i].len);
+		wc = peer_wait(r, k, true, m[i].seed);
+		cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s: receive %s", r->what,
+			     ibv_wc_status_str(wc.status));
+		cr_expect_eq(wc.byte_len, grh + m[i].len, "%s: %u bytes received", r->what,
+			     wc.byte_len);
+		if (m[i].op != IBV_WR_SEND)
+			cr_expect_eq(be32toh(wc.imm_data), m[i].seed, "%s: immediate", r->what);
+	}
+	/* UC completes a WRITE once sent: a last SEND tells when everything arrived */
+	if (k == SW_UC)
+		uc_marker(r);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t off = i * slot, grh = k == SW_UD ? 40 : 0;
+
+		snprintf(r->what, sizeof(r->what), "%s, message %u (op %d, %llu bytes)", what, i,
+			 m[i].op, (unsigned long long)m[i].len);
+		if (burst_atomic(m[i].op)) {
+			uint64_t want = m[i].op == IBV_WR_ATOMIC_CMP_AND_SWP ? ~(uint64_t)m[i].seed
+									     : m[i].seed + i;
+
+			cr_expect_eq(get64(r, false, SW_ATOM(r) + 8 * i), m[i].seed,
+				     "%s: original value", r->what);
+			cr_expect_eq(get64(r, true, SW_ATOM(r) + 8 * i), want, "%s: result",
+				     r->what);
+		} else if (m[i].op == IBV_WR_RDMA_READ) {
+			expect_layout(r, false, SW_DST(r) + off, m[i].len, recv_split(m[i].len),
+				      m[i].seed);
+		} else if (m[i].op == IBV_WR_RDMA_WRITE || m[i].op == IBV_WR_RDMA_WRITE_WITH_IMM) {
+			expect_layout(r, true, SW_DST(r) + off, m[i].len, 0, m[i].seed);
+		} else {
+			expect_layout(r, true, SW_RECV(r) + off + grh, m[i].len,
+				      k == SW_UD ? 0 : recv_split(m[i].len), m[i].seed);
+		}
+	}
+	snprintf(r->what, sizeof(r->what), "%s", what);
+}
+
+void sw_burst(struct sw_run *r, enum sw_kind k, const uint64_t *sizes, unsigned int nsizes,
+	      uint64_t max_len)
+{
+	static const enum ibv_wr_opcode rc_ops[] = {IBV_WR_SEND,
+						    IBV_WR_RDMA_WRITE,
+						    IBV_WR_RDMA_READ,
+						    IBV_WR_SEND_WITH_IMM,
+						    IBV_WR_RDMA_READ,
+						    IBV_WR_RDMA_WRITE_WITH_IMM,
+						    IBV_WR_ATOMIC_FETCH_AND_ADD,
+						    IBV_WR_RDMA_READ,
+						    IBV_WR_ATOMIC_CMP_AND_SWP};
+	static const enum ibv_wr_opcode uc_ops[] = {
+		IBV_WR_SEND, IBV_WR_RDMA_WRITE, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE_WITH_IMM};
+	static const enum ibv_wr_opcode ud_ops[] = {IBV_WR_SEND, IBV_WR_SEND_WITH_IMM};
+	const enum ibv_wr_opcode *ops = k == SW_RC ? rc_ops : k == SW_UC ? uc_ops : ud_ops;
+	unsigned int nops = k == SW_RC   ? sizeof(rc_ops) / sizeof(rc_ops[0])
+			    : k == SW_UC ? sizeof(uc_ops) / sizeof(uc_ops[0])
+					 : sizeof(ud_ops) / sizeof(ud_ops[0]);
+	static struct burst_msg m[256];
+	uint64_t slot = (max_len + 40 + SW_GAP + 64 + 4095) & ~(uint64_t)4095;
+	uint32_t n = 0, per = (uint32_t)(r->region / slot);
+
+	if (per > 256)
+		per = 256;
+	if (per > 4096 / 8)
+		per = 4096 / 8; /* the atomics' 8-byte slots of ATOM */
+	/* every size with every operation, the operations rotating against the sizes */
+	for (unsigned int s = 0; s < nsizes; s++) {
+		for (unsigned int o = 0; o < nops; o++) {
+			enum ibv_wr_opcode op = ops[(o + s) % nops];
+			uint64_t len = burst_atomic(op) ? 8 : sizes[s];
+
+			if (len > max_len || (k == SW_UD && len > r->i0.mtu))
+				continue;
+			m[n] = (struct burst_msg){.op = op, .len = len, .seed = ++r->seq};
+			/* unsignaled now and then (the last of a burst always signaled) */
+			m[n].signaled = k != SW_RC || n % 4 != 1;
+			if (++n == per) {
+				m[n - 1].signaled = true;
+				snprintf(r->what, sizeof(r->what), "%s burst, MTU %u",
+					 sw_kind_name[k], r->pmtu);
+				burst_prepare(r, k, m, n, slot);
+				burst_post(r, k, m, n, slot);
+				burst_check(r, k, m, n, slot);
+				n = 0;
+			}
+		}
+	}
+	if (n > 0) {
+		m[n - 1].signaled = true;
+		snprintf(r->what, sizeof(r->what), "%s burst, MTU %u", sw_kind_name[k], r->pmtu);
+		burst_prepare(r, k, m, n, slot);
+		burst_post(r, k, m, n, slot);
+		burst_check(r, k, m, n, slot);
+	}
 }
 
 void sw_send_once(struct sw_run *r, enum sw_kind k, uint64_t len)
@@ -747,6 +1026,8 @@ void sw_sweep(struct sw_run *r, enum sw_kind k, const uint64_t *sizes, unsigned 
 			/* a UD message is one packet of the port's MTU */
 			if (k == SW_UD && len > r->i0.mtu)
 				continue;
+			if ((sw_cases[c].flags & IBV_SEND_INLINE) && len > SW_INLINE)
+				continue;
 			/* windows: the sizes that fit one, 1 byte and more than a packet */
 			if (sw_cases[c].run == case_window || sw_cases[c].run == case_window1) {
 				if (sw_cases[c].sized && len != 1 && len != r->pmtu + 1)
@@ -757,7 +1038,9 @@ void sw_sweep(struct sw_run *r, enum sw_kind k, const uint64_t *sizes, unsigned 
 			snprintf(r->what, sizeof(r->what), "%s %s, %llu bytes, MTU %u, %s",
 				 sw_kind_name[k], sw_cases[c].name, (unsigned long long)len,
 				 r->pmtu, family(r));
+			r->send_flags = sw_cases[c].flags;
 			sw_cases[c].run(r, k, sw_cases[c].op, len);
+			r->send_flags = 0;
 		}
 	}
 	if (k == SW_UD) {

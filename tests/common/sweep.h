@@ -38,6 +38,7 @@ struct sw_run {
 	uint32_t seq;          /**< seeds and work request ids */
 	uint8_t timeout;       /**< RC local ACK timeout */
 	uint32_t rkey;         /**< a key one step of a case leaves for the next */
+	uint32_t send_flags;   /**< extra flags of the sweep's SENDs and WRITEs (IBV_SEND_INLINE) */
 	char what[160];        /**< the case running, for messages */
 };
 
@@ -91,6 +92,14 @@ void sw_sweep(struct sw_run *r, enum sw_kind k, const uint64_t *sizes, unsigned 
 
 /** Wait until every frame either port sent was received and processed (liveness bound). */
 void sw_settle(struct sw_run *r);
+
+/**
+ * Every operation of QP type @p k at every size of @p sizes up to @p max_len, in
+ * bursts posted by one ibv_post_send() each (as many as the regions hold, every
+ * fourth RC request unsignaled): completions in order, every byte placed.
+ */
+void sw_burst(struct sw_run *r, enum sw_kind k, const uint64_t *sizes, unsigned int nsizes,
+	      uint64_t max_len);
 
 /** Nothing more on either end's CQs of @p k, both QPs in RTS. */
 void sw_quiet(struct sw_run *r, enum sw_kind k);

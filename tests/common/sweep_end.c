@@ -115,7 +115,8 @@ int sw_end_open(struct sw_end *e, struct ibv_device *dev, size_t len)
 			.cap = {.max_send_wr = 256,
 				.max_recv_wr = 256,
 				.max_send_sge = 2,
-				.max_recv_sge = 2},
+				.max_recv_sge = 2,
+				.max_inline_data = SW_INLINE},
 			.qp_type = type[k],
 		};
 

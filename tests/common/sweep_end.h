@@ -25,6 +25,7 @@ enum sw_kind { SW_RC, SW_UC, SW_UD, SW_KINDS };
 #define SW_ZERO     0xffffffffu /* fill/check seed: all bytes zero */
 #define SW_LIVENESS 20          /* seconds a completion may take before a run is called hung */
 #define SW_GAP      64          /* bytes between the two SGEs of a split request */
+#define SW_INLINE   256         /* inline bytes a send WR may carry */
 
 /** What an end tells its peer. */
 struct sw_info {

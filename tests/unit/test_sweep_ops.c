@@ -52,6 +52,8 @@ static void run(enum ibv_mtu mtu, uint8_t sgid)
 	for (enum sw_kind k = 0; k < SW_KINDS; k++) {
 		sw_connect(&r, k, NULL);
 		sw_sweep(&r, k, sizes, n);
+		/* the same again, many in flight: all but the several MiB */
+		sw_burst(&r, k, sizes, n, 128ull * r.pmtu);
 		sw_quiet(&r, k);
 	}
 	sw_finish(&r);
