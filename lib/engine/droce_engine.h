@@ -152,6 +152,8 @@ struct droce_engine_stats {
 	uint64_t rx_no_qp;         /**< RoCE packets for a QPN nobody has */
 	uint64_t parse_errors[32]; /**< by enum droce_parse_status */
 	uint64_t tx_pkts;
+	uint64_t loopback_pkts;    /**< frames to a port's own MAC, handed back to its RX */
+	uint64_t loopback_dropped; /**< ... dropped: more in one pass than the ring holds */
 };
 
 void droce_engine_stats_get(struct droce_engine_stats *stats);

@@ -17,6 +17,7 @@
 #include <rte_errno.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
+#include <rte_ring.h>
 
 #include "engine_priv.h"
 
@@ -181,6 +182,13 @@ static int port_start(struct engine *e, struct engine_port *p)
 	rc = droce_neigh_create(&nc, &p->neigh);
 	if (rc != 0)
 		goto out_close;
+	snprintf(ring_name, sizeof(ring_name), "droce_loopback%u", p->port.port_id);
+	p->loopback = rte_ring_create(ring_name, ENGINE_LOOPBACK_SIZE, SOCKET_ID_ANY,
+				      RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (p->loopback == NULL) {
+		rc = -rte_errno;
+		goto out_free_neigh;
+	}
 	rc = engine_fault_create(p);
 	if (rc != 0)
 		goto out_free_neigh;
@@ -190,6 +198,7 @@ static int port_start(struct engine *e, struct engine_port *p)
 	return 0;
 
 out_free_neigh:
+	engine_loopback_drain(p);
 	droce_neigh_free(p->neigh);
 	p->neigh = NULL;
 out_close:
@@ -235,6 +244,7 @@ static void engine_teardown(struct engine *e)
 
 	for (i = 0; i < e->n_ports; i++) {
 		engine_fault_drain(&e->ports[i]);
+		engine_loopback_drain(&e->ports[i]);
 		droce_neigh_free(e->ports[i].neigh);
 		droce_port_close(&e->ports[i].port);
 	}

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_ether.h>
 #include <rte_pause.h>
 
 #include "droce_wire_mbuf.h"
@@ -39,9 +40,21 @@ void engine_port_tx(struct engine_port *p, struct rte_mbuf *m)
 static void env_tx(void *arg, struct rte_mbuf *m)
 {
 	struct engine_port *p = arg;
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
 
-	engine_port_tx(p, m);
 	droce_engine.stats.tx_pkts++;
+	/* to another QP of this port (env_neigh() gave our own MAC): a link never brings a
+	 * frame back to its sender, so it is received here, at the next RX pass */
+	if (unlikely(rte_is_same_ether_addr(&eth->dst_addr, &p->port.mac))) {
+		if (rte_ring_sp_enqueue(p->loopback, m) == 0) {
+			droce_engine.stats.loopback_pkts++;
+		} else {
+			droce_engine.stats.loopback_dropped++;
+			rte_pktmbuf_free(m);
+		}
+		return;
+	}
+	engine_port_tx(p, m);
 }
 
 static int env_neigh(void *arg, const uint8_t ip[16], uint8_t mac[6])
@@ -130,11 +143,12 @@ static void rx_other(struct engine *e, struct engine_port *p, struct rte_mbuf *m
 	rte_pktmbuf_free(m);
 }
 
-static unsigned int rx_port(struct engine *e, struct engine_port *p, uint64_t now)
+/* Frames the port received (from its device or its loopback ring): to the QPs or neighbours. */
+static void rx_frames(struct engine *e, struct engine_port *p, struct rte_mbuf **pkts, uint16_t n,
+		      uint64_t now)
 {
 	struct droce_parse_cfg cfg = DROCE_PARSE_CFG_DEFAULT;
-	struct rte_mbuf *pkts[DROCE_PORT_BURST];
-	uint16_t n = droce_port_rx(&p->port, 0, pkts, DROCE_PORT_BURST), i;
+	uint16_t i;
 
 	cfg.max_payload = (uint16_t)p->addr.mtu_bytes;
 	e->stats.rx_pkts += n;
@@ -163,7 +177,31 @@ static unsigned int rx_port(struct engine *e, struct engine_port *p, uint64_t no
 		}
 		droce_tqp_recv(&p->env, &q->tqp, pkts[i], &pkt);
 	}
-	return n;
+}
+
+static unsigned int rx_port(struct engine *e, struct engine_port *p, uint64_t now)
+{
+	struct rte_mbuf *pkts[DROCE_PORT_BURST];
+	uint16_t n = droce_port_rx(&p->port, 0, pkts, DROCE_PORT_BURST);
+	unsigned int looped;
+
+	rx_frames(e, p, pkts, n, now);
+	/* what the last pass sent to this port itself, as many as a burst */
+	looped = rte_ring_sc_dequeue_burst(p->loopback, (void **)pkts, DROCE_PORT_BURST, NULL);
+	rx_frames(e, p, pkts, (uint16_t)looped, now);
+	return n + looped;
+}
+
+void engine_loopback_drain(struct engine_port *p)
+{
+	struct rte_mbuf *m;
+
+	if (p->loopback == NULL)
+		return;
+	while (rte_ring_sc_dequeue(p->loopback, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+	rte_ring_free(p->loopback);
+	p->loopback = NULL;
 }
 
 /* ---- neighbour requests */

@@ -26,6 +26,8 @@ struct engine_port {
 	struct droce_tport_addr addr; /* what the transport builds packets from */
 	struct droce_transport_env env;
 	uint32_t pool_avail_start; /* free mbufs once the port was up */
+	/* frames a QP sent to another QP of this port, received at the next RX pass */
+	struct rte_ring *loopback;
 	/* TX fault injection: NULL on the fast path (the only test it costs) */
 	struct droce_fault *fault;
 	uint16_t fault_n; /* frames waiting in fault_in for the injector */
@@ -128,6 +130,11 @@ void engine_port_tx(struct engine_port *p, struct rte_mbuf *m);
 /* engine_devargs.c */
 /** The devargs of @p device for a port of Ethernet MTU @p mtu, into @p out. 0 or -ENAMETOOLONG. */
 int engine_devargs(const char *device, uint32_t mtu, char *out, size_t size);
+
+/* engine_loop.c: frames to the port's own MAC */
+/** Loopback rings hold this many frames; more in one pass are dropped (counted). */
+#define ENGINE_LOOPBACK_SIZE 4096
+void engine_loopback_drain(struct engine_port *p);
 
 /* engine_fault.c */
 int engine_fault_create(struct engine_port *p);
