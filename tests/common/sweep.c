@@ -52,7 +52,8 @@ static void defaults(struct sw_run *r)
 	r->timeout = 18;
 }
 
-void sw_ring_setup(struct sw_run *r, uint32_t eth_mtu, const char *fault, uint64_t max_msg)
+static void ring_setup(struct sw_run *r, uint32_t eth_mtu, const char *fault, uint64_t max_msg,
+		       bool loopback)
 {
 	char devices[1024];
 	struct ibv_device **list;
@@ -61,6 +62,7 @@ void sw_ring_setup(struct sw_run *r, uint32_t eth_mtu, const char *fault, uint64
 
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
+	r->loopback = loopback;
 	snprintf(devices, sizeof(devices),
 		 "droce0:mac=02:00:00:00:00:01,ip=10.0.0.1,ip=fd00::1,mtu=%u,link=l0%s%s "
 		 "droce1:mac=02:00:00:00:00:02,ip=10.0.0.2,ip=fd00::2,mtu=%u,link=l0%s%s",
@@ -74,9 +76,21 @@ void sw_ring_setup(struct sw_run *r, uint32_t eth_mtu, const char *fault, uint64
 	cr_assert_geq(n, 2);
 	len = regions(r, max_msg);
 	cr_assert_eq(sw_end_open(&r->e0, list[0], len), 0, "open e0: %s", strerror(errno));
-	cr_assert_eq(sw_end_open(&r->e1, list[1], len), 0, "open e1: %s", strerror(errno));
+	/* loopback: the peer is another context of the same device */
+	cr_assert_eq(sw_end_open(&r->e1, list[r->loopback ? 0 : 1], len), 0, "open e1: %s",
+		     strerror(errno));
 	ibv_free_device_list(list);
 	defaults(r);
+}
+
+void sw_ring_setup(struct sw_run *r, uint32_t eth_mtu, const char *fault, uint64_t max_msg)
+{
+	ring_setup(r, eth_mtu, fault, max_msg, false);
+}
+
+void sw_loopback_setup(struct sw_run *r, uint32_t eth_mtu, uint64_t max_msg)
+{
+	ring_setup(r, eth_mtu, NULL, max_msg, true);
 }
 
 void sw_memif_setup(struct sw_run *r, uint32_t eth_mtu, uint64_t max_msg, unsigned int rsize)

@@ -26,6 +26,7 @@ struct sw_run {
 	struct sw_end e0;      /**< this process's end */
 	struct sw_end e1;      /**< the peer end when it runs in this process */
 	bool remote;           /**< the peer runs in another process */
+	bool loopback;         /**< the peer is another context of e0's device */
 	bool gone;             /**< ... which exited (sw_peer_exit()) */
 	int fd;                /**< its command socket */
 	pid_t pid;             /**< its process */
@@ -59,6 +60,9 @@ uint32_t sw_eth_mtu(enum ibv_mtu mtu);
  * e0 on droce0, the peer on droce1; buffers for messages up to @p max_msg bytes.
  */
 void sw_ring_setup(struct sw_run *r, uint32_t eth_mtu, const char *fault, uint64_t max_msg);
+
+/** Both ends on droce0 (two contexts of one device): the engine loops the frames back. */
+void sw_loopback_setup(struct sw_run *r, uint32_t eth_mtu, uint64_t max_msg);
 
 /**
  * The same across two processes over memif (rings of 2^@p rsize slots): the peer

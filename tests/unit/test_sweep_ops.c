@@ -29,13 +29,16 @@ static bool slow(void)
 	return s != NULL && s[0] == '1';
 }
 
-static void run(enum ibv_mtu mtu, uint8_t sgid)
+static void run_on(enum ibv_mtu mtu, uint8_t sgid, bool loopback)
 {
 	static struct sw_run r;
 	uint64_t sizes[16], big = slow() ? BIG_SLOW : BIG;
 	unsigned int n;
 
-	sw_ring_setup(&r, sw_eth_mtu(mtu), NULL, big);
+	if (loopback)
+		sw_loopback_setup(&r, sw_eth_mtu(mtu), big);
+	else
+		sw_ring_setup(&r, sw_eth_mtu(mtu), NULL, big);
 	cr_assert_eq(r.i0.mtu, 128u << mtu, "active MTU %u with an Ethernet MTU of %u", r.i0.mtu,
 		     sw_eth_mtu(mtu));
 	r.sgid = sgid;
@@ -59,7 +62,23 @@ static void run(enum ibv_mtu mtu, uint8_t sgid)
 	sw_finish(&r);
 }
 
+static void run(enum ibv_mtu mtu, uint8_t sgid)
+{
+	run_on(mtu, sgid, false);
+}
+
 TestSuite(sweep_ops, .timeout = 240);
+
+/* Both QPs on one port: the engine hands a frame for its own address back to itself. */
+Test(sweep_ops, loopback_mtu1024_ipv4)
+{
+	run_on(IBV_MTU_1024, SW_GID_IPV4, true);
+}
+
+Test(sweep_ops, loopback_mtu4096_ipv6)
+{
+	run_on(IBV_MTU_4096, SW_GID_IPV6, true);
+}
 
 Test(sweep_ops, mtu256_ipv4)
 {
