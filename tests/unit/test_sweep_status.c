@@ -8,6 +8,8 @@
  * events, recovery through RESET, and the pools back where they started.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
 
 #include "sweep.h"
 
@@ -130,4 +132,92 @@ Test(sweep_status, ud_loc_len_message_too_long)
 Test(sweep_status, ud_loc_prot_receive_bad_lkey)
 {
 	run("ud_loc_prot_receive_bad_lkey");
+}
+
+/*
+ * The application moves QPs to Error with work outstanding: RC SENDs held by RNR
+ * NAKs (the peer has no receive) and what is queued behind them, and receives;
+ * everything completes flushed, in order, with no event; nothing behind the
+ * held SEND ran at the peer.
+ */
+static void flush_by_modify(enum sw_kind k)
+{
+	static struct sw_run r;
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
+	struct sw_reply rep;
+	struct ibv_wc wc;
+
+	sw_ring_setup(&r, sw_eth_mtu(IBV_MTU_1024), NULL, 64 << 10);
+	snprintf(r.what, sizeof(r.what), "%s modified to Error", sw_kind_name[k]);
+	sw_connect(&r, k, NULL);
+	sw_send_once(&r, k, 10);
+	rep = sw_peer(&r, (struct sw_cmd){.op = SW_FILL, .off = SW_DST(&r), .len = 64,
+					  .seed = SW_ZERO});
+	cr_assert_eq(rep.rc, 0);
+	for (uint64_t id = 11; id <= 13; id++) {
+		rep = sw_local(&r, (struct sw_cmd){.op = SW_RECV, .kind = k, .id = id,
+						   .off = SW_RECV(&r), .len = 64});
+		cr_assert_eq(rep.rc, 0);
+	}
+	if (k == SW_RC) {
+		/* a SEND the peer has no receive for, a WRITE and a READ behind it */
+		sw_fill(r.e0.buf + SW_SRC(&r), 64, 5, 0);
+		rep = sw_local(&r, (struct sw_cmd){.op = SW_POST, .kind = k, .wr_op = IBV_WR_SEND,
+						   .id = 1, .len = 64});
+		cr_assert_eq(rep.rc, 0);
+		rep = sw_local(&r, (struct sw_cmd){.op = SW_POST, .kind = k,
+						   .wr_op = IBV_WR_RDMA_WRITE, .id = 2,
+						   .off = SW_SRC(&r), .len = 64,
+						   .addr = r.i1.addr + SW_DST(&r), .rkey = r.i1.rkey});
+		cr_assert_eq(rep.rc, 0);
+		rep = sw_local(&r, (struct sw_cmd){.op = SW_POST, .kind = k,
+						   .wr_op = IBV_WR_RDMA_READ, .id = 3,
+						   .off = SW_DST(&r), .len = 64,
+						   .addr = r.i1.addr + SW_SRC(&r), .rkey = r.i1.rkey});
+		cr_assert_eq(rep.rc, 0);
+		/* the SEND is being refused: nothing completes */
+		cr_expect_eq(sw_poll_one(r.e0.scq[k], &wc, 0), -EAGAIN, "%s: %llu completed (%s)",
+			     r.what, (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+	}
+	cr_assert_eq(ibv_modify_qp(r.e0.qp[k], &a, IBV_QP_STATE), 0);
+	for (uint64_t id = 1; k == SW_RC && id <= 3; id++) {
+		wc = sw_wait(&r, false, k, false, id);
+		cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR, "%s: send %llu %s", r.what,
+			     (unsigned long long)id, ibv_wc_status_str(wc.status));
+	}
+	for (uint64_t id = 11; id <= 13; id++) {
+		wc = sw_wait(&r, false, k, true, id);
+		cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR, "%s: receive %llu %s", r.what,
+			     (unsigned long long)id, ibv_wc_status_str(wc.status));
+		cr_expect_eq(wc.qp_num, r.i0.qpn[k]);
+	}
+	cr_expect_eq(sw_state(&r, k, false), IBV_QPS_ERR);
+	rep = sw_local(&r, (struct sw_cmd){.op = SW_ASYNC});
+	cr_expect_eq(rep.rc, -EAGAIN, "%s: event %s", r.what,
+		     ibv_event_type_str((enum ibv_event_type)rep.val));
+	/* the peer: still RTS, nothing received, the WRITE behind the held SEND not done */
+	sw_settle(&r);
+	cr_expect_eq(sw_state(&r, k, true), IBV_QPS_RTS);
+	rep = sw_peer(&r, (struct sw_cmd){.op = SW_POLL, .kind = k, .recv = 1});
+	cr_expect_eq(rep.rc, -EAGAIN, "%s: the peer received %llu", r.what,
+		     (unsigned long long)rep.wc.wr_id);
+	rep = sw_peer(&r, (struct sw_cmd){.op = SW_CHECK, .off = SW_DST(&r), .len = 64,
+					  .seed = SW_ZERO});
+	cr_expect_eq(rep.val, -1, "%s: the WRITE behind the held SEND ran", r.what);
+	sw_finish(&r);
+}
+
+Test(sweep_status, wr_flush_err_rc_modified_to_error)
+{
+	flush_by_modify(SW_RC);
+}
+
+Test(sweep_status, wr_flush_err_uc_modified_to_error)
+{
+	flush_by_modify(SW_UC);
+}
+
+Test(sweep_status, wr_flush_err_ud_modified_to_error)
+{
+	flush_by_modify(SW_UD);
 }
