@@ -760,15 +760,6 @@ static const char *family(const struct sw_run *r)
 
 /* ------------------------------------------------------------ bursts */
 
-/* One message of a burst: its operation, length, and the slot of each region it uses. */
-struct burst_msg {
-	enum ibv_wr_opcode op;
-	uint64_t len;
-	uint32_t seed;
-	uint32_t recv; /* the receive it takes (SEND, WRITE_WITH_IMM), or UINT32_MAX */
-	bool signaled;
-};
-
 static bool burst_takes_recv(enum ibv_wr_opcode op)
 {
 	return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE_WITH_IMM;
@@ -784,7 +775,7 @@ static bool burst_atomic(enum ibv_wr_opcode op)
  * i of each region (@p slot bytes apart; atomics the i-th 8 bytes of both ends'
  * ATOM regions).
  */
-static void burst_post(struct sw_run *r, enum sw_kind k, struct burst_msg *m, uint32_t n,
+static void burst_post(struct sw_run *r, enum sw_kind k, struct sw_burst_msg *m, uint32_t n,
 		       uint64_t slot)
 {
 	static struct ibv_send_wr wr[256];
@@ -851,7 +842,7 @@ static void burst_post(struct sw_run *r, enum sw_kind k, struct burst_msg *m, ui
 }
 
 /* Fill what a burst sends and clear where it lands. */
-static void burst_prepare(struct sw_run *r, enum sw_kind k, struct burst_msg *m, uint32_t n,
+static void burst_prepare(struct sw_run *r, enum sw_kind k, struct sw_burst_msg *m, uint32_t n,
 			  uint64_t slot)
 {
 	uint32_t recvs = 0;
@@ -903,7 +894,7 @@ static void burst_prepare(struct sw_run *r, enum sw_kind k, struct burst_msg *m,
 }
 
 /* The completions of a burst, in order, and every byte where it belongs. */
-static void burst_check(struct sw_run *r, enum sw_kind k, struct burst_msg *m, uint32_t n,
+static void burst_check(struct sw_run *r, enum sw_kind k, struct sw_burst_msg *m, uint32_t n,
 			uint64_t slot)
 {
 	char what[64];
@@ -966,62 +957,90 @@ static void burst_check(struct sw_run *r, enum sw_kind k, struct burst_msg *m, u
 	snprintf(r->what, sizeof(r->what), "%s", what);
 }
 
+static const enum ibv_wr_opcode burst_rc_ops[] = {IBV_WR_SEND,
+						  IBV_WR_RDMA_WRITE,
+						  IBV_WR_RDMA_READ,
+						  IBV_WR_SEND_WITH_IMM,
+						  IBV_WR_RDMA_READ,
+						  IBV_WR_RDMA_WRITE_WITH_IMM,
+						  IBV_WR_ATOMIC_FETCH_AND_ADD,
+						  IBV_WR_RDMA_READ,
+						  IBV_WR_ATOMIC_CMP_AND_SWP};
+static const enum ibv_wr_opcode burst_uc_ops[] = {IBV_WR_SEND, IBV_WR_RDMA_WRITE,
+						  IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE_WITH_IMM};
+static const enum ibv_wr_opcode burst_ud_ops[] = {IBV_WR_SEND, IBV_WR_SEND_WITH_IMM};
+
+/* Message @p i of the rotation: operation (o + s) % nops at size s. false past the end. */
+static bool burst_next(const struct sw_run *r, enum sw_kind k, const uint64_t *sizes,
+		       unsigned int nsizes, uint64_t max_len, uint32_t *cursor,
+		       struct sw_burst_msg *m)
+{
+	const enum ibv_wr_opcode *ops = k == SW_RC   ? burst_rc_ops
+					: k == SW_UC ? burst_uc_ops
+						     : burst_ud_ops;
+	unsigned int nops = k == SW_RC   ? sizeof(burst_rc_ops) / sizeof(burst_rc_ops[0])
+			    : k == SW_UC ? sizeof(burst_uc_ops) / sizeof(burst_uc_ops[0])
+					 : sizeof(burst_ud_ops) / sizeof(burst_ud_ops[0]);
+
+	for (; *cursor < nsizes * nops; (*cursor)++) {
+		unsigned int s = *cursor / nops, o = *cursor % nops;
+		enum ibv_wr_opcode op = ops[(o + s) % nops];
+		uint64_t len = burst_atomic(op) ? 8 : sizes[s];
+
+		if (len > max_len || (k == SW_UD && len > r->i0.mtu))
+			continue;
+		*m = (struct sw_burst_msg){.op = op, .len = len};
+		(*cursor)++;
+		return true;
+	}
+	return false;
+}
+
+void sw_burst_post(struct sw_run *r, enum sw_kind k, struct sw_burst *b, const uint64_t *sizes,
+		   unsigned int nsizes, uint64_t max_len, uint32_t *cursor)
+{
+	uint32_t per;
+
+	b->slot = (max_len + 40 + SW_GAP + 64 + 4095) & ~(uint64_t)4095;
+	per = (uint32_t)(r->region / b->slot);
+	cr_assert_gt(per, 0, "%s: no room for a burst of %llu-byte messages", r->what,
+		     (unsigned long long)max_len);
+	if (per > SW_BURST_MAX)
+		per = SW_BURST_MAX;
+	/* every size with every operation, as many as the regions hold */
+	for (b->n = 0; b->n < per; b->n++) {
+		struct sw_burst_msg *m = &b->m[b->n];
+
+		if (!burst_next(r, k, sizes, nsizes, max_len, cursor, m))
+			break;
+		m->seed = ++r->seq;
+		/* unsignaled now and then (the last of a burst always signaled) */
+		m->signaled = k != SW_RC || b->n % 4 != 1;
+	}
+	if (b->n == 0)
+		return;
+	b->m[b->n - 1].signaled = true;
+	burst_prepare(r, k, b->m, b->n, b->slot);
+	burst_post(r, k, b->m, b->n, b->slot);
+}
+
+void sw_burst_check(struct sw_run *r, enum sw_kind k, struct sw_burst *b)
+{
+	if (b->n > 0)
+		burst_check(r, k, b->m, b->n, b->slot);
+}
+
 void sw_burst(struct sw_run *r, enum sw_kind k, const uint64_t *sizes, unsigned int nsizes,
 	      uint64_t max_len)
 {
-	static const enum ibv_wr_opcode rc_ops[] = {IBV_WR_SEND,
-						    IBV_WR_RDMA_WRITE,
-						    IBV_WR_RDMA_READ,
-						    IBV_WR_SEND_WITH_IMM,
-						    IBV_WR_RDMA_READ,
-						    IBV_WR_RDMA_WRITE_WITH_IMM,
-						    IBV_WR_ATOMIC_FETCH_AND_ADD,
-						    IBV_WR_RDMA_READ,
-						    IBV_WR_ATOMIC_CMP_AND_SWP};
-	static const enum ibv_wr_opcode uc_ops[] = {
-		IBV_WR_SEND, IBV_WR_RDMA_WRITE, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE_WITH_IMM};
-	static const enum ibv_wr_opcode ud_ops[] = {IBV_WR_SEND, IBV_WR_SEND_WITH_IMM};
-	const enum ibv_wr_opcode *ops = k == SW_RC ? rc_ops : k == SW_UC ? uc_ops : ud_ops;
-	unsigned int nops = k == SW_RC   ? sizeof(rc_ops) / sizeof(rc_ops[0])
-			    : k == SW_UC ? sizeof(uc_ops) / sizeof(uc_ops[0])
-					 : sizeof(ud_ops) / sizeof(ud_ops[0]);
-	static struct burst_msg m[256];
-	uint64_t slot = (max_len + 40 + SW_GAP + 64 + 4095) & ~(uint64_t)4095;
-	uint32_t n = 0, per = (uint32_t)(r->region / slot);
+	static struct sw_burst b;
+	uint32_t cursor = 0;
 
-	if (per > 256)
-		per = 256;
-	if (per > 4096 / 8)
-		per = 4096 / 8; /* the atomics' 8-byte slots of ATOM */
-	/* every size with every operation, the operations rotating against the sizes */
-	for (unsigned int s = 0; s < nsizes; s++) {
-		for (unsigned int o = 0; o < nops; o++) {
-			enum ibv_wr_opcode op = ops[(o + s) % nops];
-			uint64_t len = burst_atomic(op) ? 8 : sizes[s];
-
-			if (len > max_len || (k == SW_UD && len > r->i0.mtu))
-				continue;
-			m[n] = (struct burst_msg){.op = op, .len = len, .seed = ++r->seq};
-			/* unsignaled now and then (the last of a burst always signaled) */
-			m[n].signaled = k != SW_RC || n % 4 != 1;
-			if (++n == per) {
-				m[n - 1].signaled = true;
-				snprintf(r->what, sizeof(r->what), "%s burst, MTU %u",
-					 sw_kind_name[k], r->pmtu);
-				burst_prepare(r, k, m, n, slot);
-				burst_post(r, k, m, n, slot);
-				burst_check(r, k, m, n, slot);
-				n = 0;
-			}
-		}
-	}
-	if (n > 0) {
-		m[n - 1].signaled = true;
+	do {
 		snprintf(r->what, sizeof(r->what), "%s burst, MTU %u", sw_kind_name[k], r->pmtu);
-		burst_prepare(r, k, m, n, slot);
-		burst_post(r, k, m, n, slot);
-		burst_check(r, k, m, n, slot);
-	}
+		sw_burst_post(r, k, &b, sizes, nsizes, max_len, &cursor);
+		sw_burst_check(r, k, &b);
+	} while (b.n > 0);
 }
 
 void sw_send_once(struct sw_run *r, enum sw_kind k, uint64_t len)

@@ -97,6 +97,33 @@ void sw_sweep(struct sw_run *r, enum sw_kind k, const uint64_t *sizes, unsigned 
 /** Wait until every frame either port sent was received and processed (liveness bound). */
 void sw_settle(struct sw_run *r);
 
+/** One message of a burst. */
+struct sw_burst_msg {
+	enum ibv_wr_opcode op;
+	uint64_t len;
+	uint32_t seed;
+	uint32_t recv; /**< the receive it takes (SEND, WRITE_WITH_IMM), or UINT32_MAX */
+	bool signaled;
+};
+
+#define SW_BURST_MAX 256 /* and no more than the 8-byte atomics of the ATOM region (512) */
+
+/** Requests posted at once, message i in slot i of each region. */
+struct sw_burst {
+	struct sw_burst_msg m[SW_BURST_MAX];
+	uint32_t n;
+	uint64_t slot;
+};
+
+/**
+ * The next burst of sw_burst()'s rotation from @p cursor (0 at first): prepared and
+ * posted, not waited for; b->n 0 once the rotation is done.
+ */
+void sw_burst_post(struct sw_run *r, enum sw_kind k, struct sw_burst *b, const uint64_t *sizes,
+		   unsigned int nsizes, uint64_t max_len, uint32_t *cursor);
+/** Its completions in order and every byte where it belongs. */
+void sw_burst_check(struct sw_run *r, enum sw_kind k, struct sw_burst *b);
+
 /**
  * Every operation of QP type @p k at every size of @p sizes up to @p max_len, in
  * bursts posted by one ibv_post_send() each (as many as the regions hold, every

@@ -61,6 +61,8 @@ static void ops(enum ibv_mtu mtu, uint8_t sgid)
 			n = 5;
 		sw_connect(&r, k, NULL);
 		sw_sweep(&r, k, sizes, n);
+		/* many in flight, up to what a memif ring holds */
+		sw_burst(&r, k, sizes, n, k == SW_UC ? r.pmtu + 1 : 8ull * r.pmtu + 1);
 		sw_quiet(&r, k);
 	}
 	sw_finish(&r);

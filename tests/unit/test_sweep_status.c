@@ -151,29 +151,42 @@ static void flush_by_modify(enum sw_kind k)
 	snprintf(r.what, sizeof(r.what), "%s modified to Error", sw_kind_name[k]);
 	sw_connect(&r, k, NULL);
 	sw_send_once(&r, k, 10);
-	rep = sw_peer(&r, (struct sw_cmd){.op = SW_FILL, .off = SW_DST(&r), .len = 64,
-					  .seed = SW_ZERO});
+	rep = sw_peer(
+		&r, (struct sw_cmd){.op = SW_FILL, .off = SW_DST(&r), .len = 64, .seed = SW_ZERO});
 	cr_assert_eq(rep.rc, 0);
 	for (uint64_t id = 11; id <= 13; id++) {
-		rep = sw_local(&r, (struct sw_cmd){.op = SW_RECV, .kind = k, .id = id,
-						   .off = SW_RECV(&r), .len = 64});
+		rep = sw_local(
+			&r,
+			(struct sw_cmd){
+				.op = SW_RECV, .kind = k, .id = id, .off = SW_RECV(&r), .len = 64});
 		cr_assert_eq(rep.rc, 0);
 	}
 	if (k == SW_RC) {
 		/* a SEND the peer has no receive for, a WRITE and a READ behind it */
 		sw_fill(r.e0.buf + SW_SRC(&r), 64, 5, 0);
-		rep = sw_local(&r, (struct sw_cmd){.op = SW_POST, .kind = k, .wr_op = IBV_WR_SEND,
-						   .id = 1, .len = 64});
+		rep = sw_local(&r, (struct sw_cmd){.op = SW_POST,
+						   .kind = k,
+						   .wr_op = IBV_WR_SEND,
+						   .id = 1,
+						   .len = 64});
 		cr_assert_eq(rep.rc, 0);
-		rep = sw_local(&r, (struct sw_cmd){.op = SW_POST, .kind = k,
-						   .wr_op = IBV_WR_RDMA_WRITE, .id = 2,
-						   .off = SW_SRC(&r), .len = 64,
-						   .addr = r.i1.addr + SW_DST(&r), .rkey = r.i1.rkey});
+		rep = sw_local(&r, (struct sw_cmd){.op = SW_POST,
+						   .kind = k,
+						   .wr_op = IBV_WR_RDMA_WRITE,
+						   .id = 2,
+						   .off = SW_SRC(&r),
+						   .len = 64,
+						   .addr = r.i1.addr + SW_DST(&r),
+						   .rkey = r.i1.rkey});
 		cr_assert_eq(rep.rc, 0);
-		rep = sw_local(&r, (struct sw_cmd){.op = SW_POST, .kind = k,
-						   .wr_op = IBV_WR_RDMA_READ, .id = 3,
-						   .off = SW_DST(&r), .len = 64,
-						   .addr = r.i1.addr + SW_SRC(&r), .rkey = r.i1.rkey});
+		rep = sw_local(&r, (struct sw_cmd){.op = SW_POST,
+						   .kind = k,
+						   .wr_op = IBV_WR_RDMA_READ,
+						   .id = 3,
+						   .off = SW_DST(&r),
+						   .len = 64,
+						   .addr = r.i1.addr + SW_SRC(&r),
+						   .rkey = r.i1.rkey});
 		cr_assert_eq(rep.rc, 0);
 		/* the SEND is being refused: nothing completes */
 		cr_expect_eq(sw_poll_one(r.e0.scq[k], &wc, 0), -EAGAIN, "%s: %llu completed (%s)",
@@ -201,8 +214,8 @@ static void flush_by_modify(enum sw_kind k)
 	rep = sw_peer(&r, (struct sw_cmd){.op = SW_POLL, .kind = k, .recv = 1});
 	cr_expect_eq(rep.rc, -EAGAIN, "%s: the peer received %llu", r.what,
 		     (unsigned long long)rep.wc.wr_id);
-	rep = sw_peer(&r, (struct sw_cmd){.op = SW_CHECK, .off = SW_DST(&r), .len = 64,
-					  .seed = SW_ZERO});
+	rep = sw_peer(
+		&r, (struct sw_cmd){.op = SW_CHECK, .off = SW_DST(&r), .len = 64, .seed = SW_ZERO});
 	cr_expect_eq(rep.val, -1, "%s: the WRITE behind the held SEND ran", r.what);
 	sw_finish(&r);
 }
