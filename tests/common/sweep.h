@@ -27,6 +27,7 @@ struct sw_run {
 	struct sw_end e1;      /**< the peer end when it runs in this process */
 	bool remote;           /**< the peer runs in another process */
 	bool loopback;         /**< the peer is another context of e0's device */
+	bool peer_rtr;         /**< the peer's QPs stay in RTR: no case that needs its send queue */
 	bool gone;             /**< ... which exited (sw_peer_exit()) */
 	int fd;                /**< its command socket */
 	pid_t pid;             /**< its process */

@@ -204,6 +204,8 @@ int sw_end_connect(struct sw_end *e, const struct sw_path *p)
 	}
 	if (rc == 0)
 		rc = modify(qp, &a, mask);
+	if (p->rtr_only)
+		return rc;
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = p->sq_psn;
 	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;

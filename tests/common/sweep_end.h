@@ -53,7 +53,8 @@ struct sw_path {
 	uint8_t max_rd_atomic;
 	uint8_t max_dest_rd_atomic;
 	uint32_t sq_psn, rq_psn;
-	uint32_t access; /**< qp_access_flags */
+	uint32_t access;   /**< qp_access_flags */
+	uint32_t rtr_only; /**< stop in RTR: a responder only */
 };
 
 struct sw_end {

@@ -234,3 +234,24 @@ Test(sweep_status, wr_flush_err_ud_modified_to_error)
 {
 	flush_by_modify(SW_UD);
 }
+
+static void t_peer_rtr_only(struct sw_path *p, bool peer)
+{
+	p->rtr_only = peer;
+}
+
+/* A responder answers from RTR on: every operation to a peer that never reached RTS. */
+Test(sweep_status, responder_in_rtr_answers)
+{
+	static struct sw_run r;
+	uint64_t sizes[] = {0, 1, 1025, 5000};
+
+	sw_ring_setup(&r, sw_eth_mtu(IBV_MTU_1024), NULL, 64 << 10);
+	r.peer_rtr = true;
+	sw_connect(&r, SW_RC, t_peer_rtr_only);
+	cr_assert_eq(sw_state(&r, SW_RC, true), IBV_QPS_RTR);
+	sw_sweep(&r, SW_RC, sizes, 4);
+	cr_expect_eq(sw_state(&r, SW_RC, true), IBV_QPS_RTR);
+	cr_expect_eq(sw_state(&r, SW_RC, false), IBV_QPS_RTS);
+	sw_finish(&r);
+}
