@@ -77,6 +77,8 @@ struct droce_engine_hooks {
 	int (*cq_notify)(struct ibv_cq *cq, bool solicited);
 	int (*qp_error)(struct ibv_qp *qp, enum ibv_qp_state state, enum ibv_event_type event);
 	int (*srq_limit)(struct ibv_srq *srq, uint32_t left);
+	/** a completion did not fit @p cq: raise IBV_EVENT_CQ_ERR (NULL: none) */
+	int (*cq_error)(struct ibv_cq *cq);
 };
 
 /**

@@ -80,6 +80,13 @@ static void env_cq_notify(void *arg, void *cq, bool solicited)
 	droce_engine.hooks.cq_notify(cq, solicited);
 }
 
+static void env_cq_error(void *arg, void *cq)
+{
+	(void)arg;
+	if (droce_engine.hooks.cq_error != NULL)
+		droce_engine.hooks.cq_error(cq);
+}
+
 static void env_qp_error(void *arg, void *qp, enum ibv_qp_state state, enum ibv_event_type ev)
 {
 	(void)arg;
@@ -107,6 +114,7 @@ void engine_env_init(struct engine *e, struct engine_port *p)
 		.tx = env_tx,
 		.neigh = env_neigh,
 		.cq_notify = env_cq_notify,
+		.cq_error = env_cq_error,
 		.qp_error = env_qp_error,
 		.srq_limit = env_srq_limit,
 		.ah = env_ah,

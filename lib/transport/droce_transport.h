@@ -37,9 +37,10 @@ struct droce_tqp;
 /** A completion queue as the engine produces into it. */
 struct droce_tcq {
 	struct droce_ring_prod prod;
-	void *user;       /**< handed back to env->cq_notify (the verbs CQ) */
-	uint64_t cqes;    /**< CQEs written */
-	uint64_t overrun; /**< CQEs lost because the ring was full (a CQ error) */
+	void *user;        /**< handed back to env->cq_notify (the verbs CQ) */
+	uint64_t cqes;     /**< CQEs written */
+	uint64_t overrun;  /**< CQEs lost because the ring was full (a CQ error) */
+	bool error_raised; /**< env->cq_error told the application of the first one */
 };
 
 /** Address handle as the engine keeps it (ibv_create_ah registered it). */
@@ -68,6 +69,8 @@ struct droce_transport_env {
 	int (*neigh)(void *arg, const uint8_t ip[16], uint8_t mac[6]);
 	/** after CQEs were written: let the verbs layer signal an armed channel */
 	void (*cq_notify)(void *arg, void *cq_user, bool solicited);
+	/** a CQE did not fit the CQ (lost): raise the CQ error event; NULL: counted only */
+	void (*cq_error)(void *arg, void *cq_user);
 	/** the QP moved to SQE/ERR by itself: tell the verbs layer (and raise @p event) */
 	void (*qp_error)(void *arg, void *qp_user, enum ibv_qp_state state,
 			 enum ibv_event_type event);

@@ -133,9 +133,20 @@ bool droce_tcq_post(struct droce_tcq *cq, const struct droce_cqe *cqe)
 void droce_tqp_complete(const struct droce_transport_env *env, struct droce_tcq *cq,
 			const struct droce_cqe *cqe, bool solicited)
 {
-	/* an unsuccessful completion wakes a solicited-only arm too (ibv_req_notify_cq(3)) */
-	if (droce_tcq_post(cq, cqe) && env->cq_notify != NULL)
-		env->cq_notify(env->arg, cq->user, solicited || cqe->status != IBV_WC_SUCCESS);
+	if (droce_tcq_post(cq, cqe)) {
+		/* an unsuccessful completion wakes a solicited-only arm too (ibv_req_notify_cq(3))
+		 */
+		if (env->cq_notify != NULL)
+			env->cq_notify(env->arg, cq->user,
+				       solicited || cqe->status != IBV_WC_SUCCESS);
+		return;
+	}
+	/* a completion lost to a full CQ: the application learns it once, by the CQ error
+	 * event, as from any RDMA device; it cannot trust that CQ any more */
+	if (!cq->error_raised && env->cq_error != NULL) {
+		cq->error_raised = true;
+		env->cq_error(env->arg, cq->user);
+	}
 }
 
 void droce_tqp_to_error(const struct droce_transport_env *env, struct droce_tqp *q,

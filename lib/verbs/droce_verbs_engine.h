@@ -82,6 +82,9 @@ int droce_engine_qp_error(struct ibv_qp *qp, enum ibv_qp_state state, enum ibv_e
  */
 int droce_engine_cq_notify(struct ibv_cq *cq, bool solicited);
 
+/** Completions were lost to a full @p cq: queue IBV_EVENT_CQ_ERR on its context. */
+int droce_engine_cq_error(struct ibv_cq *cq);
+
 /**
  * SRQ limit: call with the WQEs left on @p srq; when armed and below the
  * limit, disarm and raise IBV_EVENT_SRQ_LIMIT_REACHED. 1 when raised, 0, -errno.

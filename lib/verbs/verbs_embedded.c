@@ -51,7 +51,11 @@ static void port_conf(const struct droce_port_cfg *c, struct droce_engine_port_c
 void droce_embedded_start(struct droce_device *const *devs, int n)
 {
 	struct droce_engine_hooks hooks = {
-		.cq_notify = hook_cq, .qp_error = hook_qp, .srq_limit = hook_srq};
+		.cq_notify = hook_cq,
+		.qp_error = hook_qp,
+		.srq_limit = hook_srq,
+		.cq_error = droce_engine_cq_error,
+	};
 	struct droce_engine_conf *conf;
 	struct droce_mr_table *keys;
 	int i, rc;

@@ -106,6 +106,14 @@ int droce_engine_cq_notify(struct ibv_cq *ibcq, bool solicited)
 	return rc != 0 ? rc : 1;
 }
 
+int droce_engine_cq_error(struct ibv_cq *ibcq)
+{
+	struct ibv_async_event ev = {.element.cq = ibcq, .event_type = IBV_EVENT_CQ_ERR};
+
+	__atomic_store_n(&to_dcq(ibcq)->ctl->overrun, 1, __ATOMIC_RELEASE);
+	return droce_async_push(ibcq->context, &ev);
+}
+
 int droce_engine_srq_check_limit(struct ibv_srq *ibsrq, uint32_t wqes_left)
 {
 	struct droce_srq *srq = to_dsrq(ibsrq);

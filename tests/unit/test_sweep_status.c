@@ -9,6 +9,8 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <poll.h>
+#include <string.h>
 #include <stdio.h>
 
 #include "sweep.h"
@@ -253,5 +255,59 @@ Test(sweep_status, responder_in_rtr_answers)
 	sw_sweep(&r, SW_RC, sizes, 4);
 	cr_expect_eq(sw_state(&r, SW_RC, true), IBV_QPS_RTR);
 	cr_expect_eq(sw_state(&r, SW_RC, false), IBV_QPS_RTS);
+	sw_finish(&r);
+}
+
+/*
+ * More completions than a CQ holds: the ones that do not fit are lost, and the
+ * application must learn it: a CQ error event (IBV_EVENT_CQ_ERR), once.
+ */
+Test(sweep_status, cq_overrun_raises_cq_error)
+{
+	static struct sw_run r;
+	struct ibv_cq *small;
+	struct ibv_qp_init_attr ia = {
+		.cap = {.max_send_wr = 64, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1},
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_async_event ev;
+	struct sw_reply rep;
+	struct pollfd pfd;
+	int i;
+
+	sw_ring_setup(&r, sw_eth_mtu(IBV_MTU_1024), NULL, 64 << 10);
+	/* e0's RC QP again, its send CQ a small one */
+	small = ibv_create_cq(r.e0.ctx, 4, NULL, NULL, 0);
+	cr_assert_not_null(small);
+	cr_assert_eq(ibv_destroy_qp(r.e0.qp[SW_RC]), 0);
+	ia.send_cq = small;
+	ia.recv_cq = r.e0.rcq[SW_RC];
+	r.e0.qp[SW_RC] = ibv_create_qp(r.e0.pd, &ia);
+	cr_assert_not_null(r.e0.qp[SW_RC]);
+	r.e0.scq[SW_RC] = small;
+	r.i0.qpn[SW_RC] = r.e0.qp[SW_RC]->qp_num;
+	sw_connect(&r, SW_RC, NULL);
+	snprintf(r.what, sizeof(r.what), "CQ of %d entries", small->cqe);
+	for (i = 0; i < small->cqe + 8; i++) {
+		rep = sw_local(&r, (struct sw_cmd){.op = SW_POST,
+						   .kind = SW_RC,
+						   .wr_op = IBV_WR_RDMA_WRITE,
+						   .id = (uint64_t)i,
+						   .len = 1,
+						   .addr = r.i1.addr + SW_DST(&r),
+						   .rkey = r.i1.rkey});
+		cr_assert_eq(rep.rc, 0, "post %d: %s", i, strerror(-rep.rc));
+	}
+	sw_settle(&r);
+	pfd = (struct pollfd){.fd = r.e0.ctx->async_fd, .events = POLLIN};
+	cr_assert_eq(poll(&pfd, 1, 5000), 1, "%s: %d completions and no CQ error", r.what,
+		     small->cqe + 8);
+	cr_assert_eq(ibv_get_async_event(r.e0.ctx, &ev), 0);
+	cr_expect_eq(ev.event_type, IBV_EVENT_CQ_ERR, "%s: event %s", r.what,
+		     ibv_event_type_str(ev.event_type));
+	cr_expect_eq(ev.element.cq, small);
+	ibv_ack_async_event(&ev);
+	/* once */
+	cr_expect_eq(poll(&pfd, 1, 0), 0, "%s: a second event", r.what);
 	sw_finish(&r);
 }
