@@ -134,3 +134,42 @@ Test(sweep_ops, mtu4096_ipv6)
 {
 	run(IBV_MTU_4096, SW_GID_IPV6);
 }
+
+static enum ibv_mtu next_mtu;
+static uint32_t next_psn;
+
+static void t_mtu_psn(struct sw_path *p, bool peer)
+{
+	p->path_mtu = (uint8_t)next_mtu;
+	p->sq_psn = peer ? next_psn ^ 0x5a5a5a : next_psn;
+	p->rq_psn = peer ? next_psn : next_psn ^ 0x5a5a5a;
+}
+
+/*
+ * The same QPs through RESET again and again, with another path MTU and other
+ * PSNs each time: nothing of the last connection (PSNs, responder resources, a
+ * message in progress, the MSN) leaks into the next.
+ */
+Test(sweep_ops, reconnected_with_other_mtus_and_psns)
+{
+	static struct sw_run r;
+	static const enum ibv_mtu mtus[] = {IBV_MTU_4096, IBV_MTU_256, IBV_MTU_1024, IBV_MTU_512,
+					    IBV_MTU_2048};
+	uint64_t sizes[16];
+	unsigned int n;
+
+	sw_ring_setup(&r, sw_eth_mtu(IBV_MTU_4096), NULL, 1u << 20);
+	for (unsigned int i = 0; i < sizeof(mtus) / sizeof(mtus[0]); i++) {
+		next_mtu = mtus[i];
+		next_psn = 0xfffff0u - i * 0x333333u;
+		r.mtu = mtus[i];
+		r.pmtu = 128u << mtus[i];
+		n = sw_sizes(&r, 0, sizes);
+		for (enum sw_kind k = 0; k < SW_KINDS; k++) {
+			sw_connect(&r, k, t_mtu_psn);
+			sw_burst(&r, k, sizes, n, 64ull * r.pmtu + 1);
+			sw_quiet(&r, k);
+		}
+	}
+	sw_finish(&r);
+}
