@@ -279,6 +279,36 @@ static void p_destroy_peer(struct sw_run *r, enum sw_kind k, uint64_t id)
 	send_len(r, k, id, 64, 0);
 }
 
+static void p_destroy_peer_read(struct sw_run *r, enum sw_kind k, uint64_t id)
+{
+	struct sw_reply rep = sw_peer(r, (struct sw_cmd){.op = SW_DESTROY, .kind = k});
+
+	cr_assert_eq(rep.rc, 0);
+	post(r, (struct sw_cmd){.op = SW_POST,
+				.kind = k,
+				.wr_op = IBV_WR_RDMA_READ,
+				.id = id,
+				.off = SW_DST(r),
+				.len = 3000,
+				.addr = r->i1.addr + SW_SRC(r),
+				.rkey = r->i1.rkey});
+}
+
+static void p_destroy_peer_atomic(struct sw_run *r, enum sw_kind k, uint64_t id)
+{
+	struct sw_reply rep = sw_peer(r, (struct sw_cmd){.op = SW_DESTROY, .kind = k});
+
+	cr_assert_eq(rep.rc, 0);
+	post(r, (struct sw_cmd){.op = SW_POST,
+				.kind = k,
+				.wr_op = IBV_WR_ATOMIC_CMP_AND_SWP,
+				.id = id,
+				.off = SW_DST(r),
+				.len = 8,
+				.addr = r->i1.addr + SW_ATOM(r),
+				.rkey = r->i1.rkey});
+}
+
 static void p_write_3000(struct sw_run *r, enum sw_kind k, uint64_t id)
 {
 	write_to(r, k, id, r->i1.addr + SW_DST(r), r->i1.rkey, 3000);
@@ -347,6 +377,10 @@ static const struct status_case cases[] = {
 	 IBV_WC_RNR_RETRY_EXC_ERR, IBV_QPS_ERR, -1, IBV_QPS_RTS, NO_EVENT},
 	{"retry_exc_peer_gone", SW_RC, NULL, t_fast_retry, 0, 0, NULL, p_destroy_peer, true, true,
 	 IBV_WC_RETRY_EXC_ERR, IBV_QPS_ERR, -1, IBV_QPS_RESET, NO_EVENT},
+	{"retry_exc_peer_gone_read", SW_RC, NULL, t_fast_retry, 0, 0, NULL, p_destroy_peer_read,
+	 true, true, IBV_WC_RETRY_EXC_ERR, IBV_QPS_ERR, -1, IBV_QPS_RESET, NO_EVENT},
+	{"retry_exc_peer_gone_atomic", SW_RC, NULL, t_fast_retry, 0, 0, NULL, p_destroy_peer_atomic,
+	 true, true, IBV_WC_RETRY_EXC_ERR, IBV_QPS_ERR, -1, IBV_QPS_RESET, NO_EVENT},
 	{"retry_exc_link_drops_all", SW_RC, "drop:1+match:roce", t_fast_retry, 0, 0, NULL,
 	 p_write_3000, false, false, IBV_WC_RETRY_EXC_ERR, IBV_QPS_ERR, -1, IBV_QPS_RTS, NO_EVENT},
 	/* UC and UD: the receiver's error is the receiver's */

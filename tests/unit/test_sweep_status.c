@@ -111,6 +111,16 @@ Test(sweep_status, retry_exc_peer_gone)
 	run("retry_exc_peer_gone");
 }
 
+Test(sweep_status, retry_exc_peer_gone_read)
+{
+	run("retry_exc_peer_gone_read");
+}
+
+Test(sweep_status, retry_exc_peer_gone_atomic)
+{
+	run("retry_exc_peer_gone_atomic");
+}
+
 Test(sweep_status, retry_exc_link_drops_all)
 {
 	run("retry_exc_link_drops_all");
