@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sweep.h"
+#include "sweep_priv.h"
 
 #define BAD_KEY  0x12345600u /* a key no table entry has */
 #define RECV_ID  800u        /* the peer's receive of the failing message */
