@@ -263,7 +263,8 @@ static int do_post(struct sw_end *e, const struct sw_cmd *c)
 	if (c->kind == SW_UD) {
 		wr.wr.ud.ah = e->ah;
 		wr.wr.ud.remote_qpn = e->ud_dqpn;
-		wr.wr.ud.remote_qkey = SW_QKEY;
+		/* UD: rkey, when set, is the Q_Key to send with */
+		wr.wr.ud.remote_qkey = c->rkey ? c->rkey : SW_QKEY;
 	}
 	return sw_post_chain(e, c->kind, &wr, c->chain);
 }

@@ -83,7 +83,8 @@ enum sw_op {
 	SW_STATE,   /**< kind -> val: the QP state ibv_query_qp reports */
 	SW_GET64,   /**< off -> val */
 	SW_PUT64,   /**< off, val */
-	SW_POST,    /**< kind, wr_op, id, off, len, split, addr, rkey, imm: one signaled send WR */
+	SW_POST,    /**< kind, wr_op, id, off, len, split, addr, rkey (UD: the Q_Key, 0: SW_QKEY),
+		       imm: one signaled send WR */
 	SW_BIND,    /**< kind, off, len, val (access), recv (the last window again): type-2 window
 		       bound by the QP, its completion awaited -> val: rkey, wc */
 	SW_ASYNC,   /**< len: seconds to wait -> val: event type, wc.qp_num: its QP; -EAGAIN */

@@ -321,3 +321,57 @@ Test(sweep_status, cq_overrun_raises_cq_error)
 	cr_expect_eq(poll(&pfd, 1, 0), 0, "%s: a second event", r.what);
 	sw_finish(&r);
 }
+
+/*
+ * UD Q_Keys: a datagram with another Q_Key is dropped and takes no receive; one
+ * whose work request sets the Q_Key's high bit goes with the sending QP's own
+ * Q_Key (the Q_Key rules of IBTA chapter 10) and arrives.
+ */
+Test(sweep_status, ud_qkeys)
+{
+	static struct sw_run r;
+	struct sw_reply rep;
+	struct ibv_wc wc;
+
+	sw_ring_setup(&r, sw_eth_mtu(IBV_MTU_1024), NULL, 64 << 10);
+	sw_connect(&r, SW_UD, NULL);
+	snprintf(r.what, sizeof(r.what), "UD Q_Keys");
+	rep = sw_peer(
+		&r,
+		(struct sw_cmd){
+			.op = SW_RECV, .kind = SW_UD, .id = 7, .off = SW_RECV(&r), .len = 40 + 64});
+	cr_assert_eq(rep.rc, 0);
+	/* another Q_Key: sent, never received */
+	rep = sw_local(&r, (struct sw_cmd){.op = SW_POST,
+					   .kind = SW_UD,
+					   .wr_op = IBV_WR_SEND,
+					   .id = 1,
+					   .len = 64,
+					   .rkey = SW_QKEY ^ 1});
+	cr_assert_eq(rep.rc, 0);
+	wc = sw_wait(&r, false, SW_UD, false, 1);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS);
+	sw_settle(&r);
+	rep = sw_peer(&r, (struct sw_cmd){.op = SW_POLL, .kind = SW_UD, .recv = 1});
+	cr_expect_eq(rep.rc, -EAGAIN, "a datagram with another Q_Key was received");
+	/* the high bit: the sending QP's own Q_Key, which the receiver's is */
+	sw_fill(r.e0.buf + SW_SRC(&r), 64, 9, 0);
+	rep = sw_local(&r, (struct sw_cmd){.op = SW_POST,
+					   .kind = SW_UD,
+					   .wr_op = IBV_WR_SEND,
+					   .id = 2,
+					   .off = SW_SRC(&r),
+					   .len = 64,
+					   .rkey = 0x80000000u});
+	cr_assert_eq(rep.rc, 0);
+	wc = sw_wait(&r, false, SW_UD, false, 2);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS);
+	wc = sw_wait(&r, true, SW_UD, true, 7);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.byte_len, 40 + 64);
+	rep = sw_peer(
+		&r, (struct sw_cmd){.op = SW_CHECK, .off = SW_RECV(&r) + 40, .len = 64, .seed = 9});
+	cr_expect_eq(rep.val, -1);
+	sw_quiet(&r, SW_UD);
+	sw_finish(&r);
+}
