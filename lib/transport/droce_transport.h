@@ -96,7 +96,7 @@ struct droce_tqp_stats {
 	uint64_t rcvd_no_wqe;     /**< UD packets dropped: no receive WQE posted */
 	uint64_t bad_state_drop;  /**< packets for a QP in RESET/INIT */
 	uint64_t neigh_wait;      /**< loop passes a WQE waited for an address */
-	uint64_t neigh_drop;      /**< UD sends dropped: the address never resolved */
+	uint64_t neigh_drop;      /**< UD/UC sends given up: the address never resolved */
 	/* RC/UC responder */
 	uint64_t duplicate_request; /**< requests with a PSN already seen */
 	uint64_t out_of_sequence;   /**< requests with a PSN ahead of the expected one */

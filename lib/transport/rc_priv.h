@@ -67,7 +67,9 @@ struct droce_rc {
 	uint32_t sent_hi;  /**< highest PSN sent + 1 */
 	uint32_t rd_out;   /**< READ/atomics issued and not completed */
 	uint8_t retry_left, rnr_left;
-	bool rnr_wait; /**< sending paused until the RNR timer fires */
+	bool rnr_wait;        /**< sending paused until the RNR timer fires */
+	bool neigh_waiting;   /**< the path's MAC is being resolved ... */
+	uint64_t neigh_since; /**< ... since this tick */
 	struct droce_timer retry_timer, rnr_timer;
 	/* responder */
 	bool in_msg;       /**< inside a multi-packet message */

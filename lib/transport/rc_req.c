@@ -209,7 +209,10 @@ static void pkt_fields(const struct droce_tqp *q, const struct rc_wqe *w, uint32
 		    (last || k % DROCE_RC_ACKREQ_EVERY == DROCE_RC_ACKREQ_EVERY - 1);
 }
 
-/* Build and send packet cur_pkt of WQE cur: 0, -EAGAIN (try later) or -EACCES/-EIO. */
+/*
+ * Build and send packet cur_pkt of WQE cur: 0, -EAGAIN (no mbuf: try later),
+ * -EHOSTUNREACH (the path's MAC not known yet) or -EACCES/-EIO.
+ */
 static int send_pkt(const struct droce_transport_env *env, struct droce_tqp *q, struct rc_wqe *w,
 		    uint32_t k)
 {
@@ -224,7 +227,7 @@ static int send_pkt(const struct droce_transport_env *env, struct droce_tqp *q, 
 	rc = droce_rc_addr(env, q, &a);
 	if (rc == -EAGAIN) {
 		q->stats.neigh_wait++;
-		return -EAGAIN;
+		return -EHOSTUNREACH;
 	}
 	if (rc != 0)
 		return -EIO;
@@ -253,6 +256,48 @@ static int send_pkt(const struct droce_transport_env *env, struct droce_tqp *q, 
 	if (rc_psn_cmp(hi, q->rc->sent_hi) > 0)
 		q->rc->sent_hi = hi;
 	return 0;
+}
+
+/*
+ * The path's MAC is not known: wait for it, but not for ever. A path that never
+ * resolves loses what it cannot carry: after as long as a UD send waits, or as
+ * long as the retries would take if that is longer, RC with nothing in flight (no
+ * timer would end the wait) fails the WQE with RETRY_EXC_ERR (timeout 0: never),
+ * UC gives the message up. True when the wait ended.
+ */
+static bool neigh_wait(const struct droce_transport_env *env, struct droce_tqp *q, struct rc_wqe *w)
+{
+	struct droce_rc *rc = q->rc;
+	uint64_t now, budget_ns;
+
+	if (env->wheel == NULL)
+		return false;
+	now = droce_rc_now(env);
+	if (!rc->neigh_waiting) {
+		rc->neigh_waiting = true;
+		rc->neigh_since = now;
+		return false;
+	}
+	budget_ns = (uint64_t)DROCE_UD_NEIGH_WAIT_US * 1000;
+	if (q->type == IBV_QPT_RC) {
+		if (q->timeout == 0 || rc->una != rc->sent_hi)
+			return false;
+		if (droce_ack_timeout_ns(q->timeout) * (q->retry_cnt + 1u) > budget_ns)
+			budget_ns = droce_ack_timeout_ns(q->timeout) * (q->retry_cnt + 1u);
+	}
+	if (now - rc->neigh_since < droce_rc_ticks(env, budget_ns))
+		return false;
+	rc->neigh_waiting = false;
+	if (q->type == IBV_QPT_RC) {
+		q->stats.retry_exceeded_err++;
+		w->failed = true;
+		w->status = IBV_WC_RETRY_EXC_ERR;
+	} else {
+		/* unreliable: completes as sent, the message lost on the way */
+		q->stats.neigh_drop++;
+		w->done = true;
+	}
+	return true;
 }
 
 /* Go back N: send again from @p psn (sequence NAK, RNR NAK, timeout, implied NAK). */
@@ -313,6 +358,15 @@ int droce_rc_req_send(const struct droce_transport_env *env, struct droce_tqp *q
 		if (rd && !w->issued && rc->rd_out >= (q->max_rd_atomic ? q->max_rd_atomic : 1))
 			break;
 		err = send_pkt(env, q, w, rc->cur_pkt);
+		if (err == -EHOSTUNREACH) {
+			if (neigh_wait(env, q, w) && w->done) {
+				rc->cur++;
+				rc->cur_pkt = 0;
+				continue;
+			}
+			break;
+		}
+		rc->neigh_waiting = false;
 		if (err == -EAGAIN)
 			break;
 		if (err != 0) {

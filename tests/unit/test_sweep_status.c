@@ -375,3 +375,46 @@ Test(sweep_status, ud_qkeys)
 	sw_quiet(&r, SW_UD);
 	sw_finish(&r);
 }
+
+static void t_unreachable(struct sw_path *p, bool peer)
+{
+	if (peer)
+		return;
+	/* an address no one on the link has: ARP never answers */
+	memset(p->dgid.raw, 0, 16);
+	p->dgid.raw[10] = 0xff;
+	p->dgid.raw[11] = 0xff;
+	p->dgid.raw[12] = 10;
+	p->dgid.raw[15] = 99;
+	p->timeout = 8;
+	p->retry_cnt = 2;
+}
+
+/*
+ * A path to an address no neighbour answers for: nothing can be sent, which for
+ * RC is a loss like any other: RETRY_EXC_ERR once the retries are spent, the
+ * rest flushed, the QP in Error (never a WQE waiting for ever).
+ */
+Test(sweep_status, retry_exc_destination_unreachable)
+{
+	static struct sw_run r;
+	struct sw_reply rep;
+	struct ibv_wc wc;
+
+	sw_ring_setup(&r, sw_eth_mtu(IBV_MTU_1024), NULL, 64 << 10);
+	sw_connect(&r, SW_RC, t_unreachable);
+	snprintf(r.what, sizeof(r.what), "RC to an unreachable address");
+	rep = sw_local(&r, (struct sw_cmd){.op = SW_POST,
+					   .kind = SW_RC,
+					   .wr_op = IBV_WR_SEND,
+					   .id = 1,
+					   .len = 64,
+					   .chain = 1});
+	cr_assert_eq(rep.rc, 0);
+	wc = sw_wait(&r, false, SW_RC, false, 1);
+	cr_expect_eq(wc.status, IBV_WC_RETRY_EXC_ERR, "%s", ibv_wc_status_str(wc.status));
+	wc = sw_wait(&r, false, SW_RC, false, 2);
+	cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(sw_state(&r, SW_RC, false), IBV_QPS_ERR);
+	sw_finish(&r);
+}

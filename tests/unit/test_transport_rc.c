@@ -6,6 +6,7 @@
  * chosen frames. Time is the timer wheel's, driven by the test (ns ticks).
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,10 +110,14 @@ static void tx(void *arg, struct rte_mbuf *m)
 	}
 }
 
+static bool unreachable; /* no neighbour answers: every lookup is still being resolved */
+
 static int neigh(void *arg, const uint8_t ip[16], uint8_t mac[6])
 {
 	(void)arg;
 	(void)ip;
+	if (unreachable)
+		return -EAGAIN;
 	memcpy(mac, (uint8_t[]){0x02, 0, 0, 0, 0, 0x02}, 6);
 	return 0;
 }
@@ -1368,6 +1373,60 @@ Test(transport_rc, an_srq_qp_in_error_raises_last_wqe_reached)
 	cr_expect_eq(ev.element.qp, b.qp);
 	ibv_ack_async_event(&ev);
 	b.tqp.srq = NULL;
+}
+
+/*
+ * A path whose MAC never resolves: nothing can be sent and no timer runs, so the
+ * requester itself ends the wait: RC fails the WQE with RETRY_EXC_ERR after as long
+ * as a UD send waits (3 s, or the retries if longer), the rest flushed; UC gives the
+ * message up (completes as sent, counted). Before, the WQE waited for ever.
+ */
+static void unreachable_path(enum ibv_wc_status st)
+{
+	struct ibv_wc wc;
+
+	unreachable = true;
+	cr_assert_eq(post_wr(&a, 1,
+			     &(struct wr_args){
+				     .op = IBV_WR_SEND, .len = 10, .flags = IBV_SEND_SIGNALED}),
+		     0);
+	cr_assert_eq(post_wr(&a, 2,
+			     &(struct wr_args){
+				     .op = IBV_WR_SEND, .len = 10, .flags = IBV_SEND_SIGNALED}),
+		     0);
+	pump();
+	cr_expect_eq(ibv_poll_cq(a.cq, 1, &wc), 0, "completed at once: %s",
+		     ibv_wc_status_str(wc.status));
+	/* just short of the wait, then past it */
+	now_ns += 2999000000ull;
+	droce_transport_timers_run(&wheel, now_ns, 1024);
+	pump();
+	cr_expect_eq(ibv_poll_cq(a.cq, 1, &wc), 0, "completed early: %s",
+		     ibv_wc_status_str(wc.status));
+	now_ns += 2000000ull;
+	droce_transport_timers_run(&wheel, now_ns, 1024);
+	pump();
+	pump();
+	wc = wc_of(&a, 1);
+	cr_expect_eq(wc.status, st, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(a.frames, 0);
+	unreachable = false;
+}
+
+Test(transport_rc, unreachable_path_ends_in_retry_exceeded)
+{
+	struct ibv_wc wc;
+
+	unreachable_path(IBV_WC_RETRY_EXC_ERR);
+	wc = wc_of(&a, 2);
+	cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(a.tqp.state, IBV_QPS_ERR);
+}
+
+Test(transport_uc, unreachable_path_gives_the_message_up)
+{
+	unreachable_path(IBV_WC_SUCCESS);
+	cr_expect_eq(a.tqp.stats.neigh_drop, 1);
 }
 
 static uint64_t rng = 88172645463325252ull;
