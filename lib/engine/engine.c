@@ -130,7 +130,7 @@ static int port_start(struct engine *e, struct engine_port *p)
 {
 	struct droce_port_conf pc = {.nb_queues = 1, .mtu = p->conf.mtu, .socket = SOCKET_ID_ANY};
 	struct droce_neigh_cfg nc;
-	char ring_name[RTE_ETH_NAME_MAX_LEN];
+	char ring_name[RTE_ETH_NAME_MAX_LEN], devargs[sizeof(p->conf.device) + 32];
 	unsigned int i;
 	int rc;
 
@@ -138,7 +138,10 @@ static int port_start(struct engine *e, struct engine_port *p)
 		snprintf(ring_name, sizeof(ring_name), "net_ring_%.54s", p->conf.name);
 		pc.device = ring_name;
 	} else {
-		pc.device = p->conf.device;
+		rc = engine_devargs(p->conf.device, p->conf.mtu, devargs, sizeof(devargs));
+		if (rc != 0)
+			return rc;
+		pc.device = devargs;
 	}
 	memset(&p->rx, 0, sizeof(p->rx));
 	memset(&p->retired, 0, sizeof(p->retired));
@@ -173,10 +176,11 @@ static int port_start(struct engine *e, struct engine_port *p)
 		memcpy(p->addr.gid[p->addr.gid_count++].raw, p->conf.ipv6[i], 16);
 		memcpy(nc.addr[nc.addr_count++], p->conf.ipv6[i], 16);
 	}
-	/* payload bytes per packet: the largest IB MTU the Ethernet MTU holds */
+	/* payload bytes per packet: the largest IB MTU the Ethernet MTU holds, as the
+	 * verbs device reports it (droce_mtu_for_eth()) */
 	p->addr.mtu_bytes = 256;
 	while (p->addr.mtu_bytes < 4096 &&
-	       p->addr.mtu_bytes * 2 + 20 + 8 + 12 + 28 + 4 <= p->port.mtu)
+	       p->addr.mtu_bytes * 2 + DROCE_ROCE_OVERHEAD_MAX <= p->port.mtu)
 		p->addr.mtu_bytes *= 2;
 	rc = droce_neigh_create(&nc, &p->neigh);
 	if (rc != 0)

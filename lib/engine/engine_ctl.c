@@ -184,10 +184,13 @@ static int apply(struct engine *e, struct engine_cmd *c)
 		return 0;
 	case CMD_QP_ADD:
 		return apply_qp_add(e, c->qp);
-	case CMD_QP_MODIFY:
+	case CMD_QP_MODIFY: {
+		enum ibv_qp_state old;
+
 		q = engine_qp_find(e, c->id);
 		if (q == NULL)
 			return -ENOENT;
+		old = q->tqp.state;
 		/* RESET zeroes the QP's counters: the port's sums keep what they held */
 		if (c->state == IBV_QPS_RESET)
 			engine_counters_retire(q);
@@ -196,7 +199,12 @@ static int apply(struct engine *e, struct engine_cmd *c)
 		 * bumped the verbs side's generation, so publish the error again */
 		if (q->tqp.state == IBV_QPS_ERR && c->state != IBV_QPS_ERR)
 			e->hooks.qp_error(q->qp, IBV_QPS_ERR, 0);
+		/* moved to Error by the application: a QP of an SRQ raises Last WQE Reached
+		 * as when the engine moves it (droce_tqp_to_error()) */
+		if (old != IBV_QPS_ERR && c->state == IBV_QPS_ERR && q->tqp.srq != NULL)
+			e->hooks.qp_error(q->qp, IBV_QPS_ERR, IBV_EVENT_QP_LAST_WQE_REACHED);
 		return 0;
+	}
 	case CMD_QP_DEL:
 		qp_remove(e, c->id);
 		return 0;

@@ -311,6 +311,10 @@ int droce_rc_req_send(const struct droce_transport_env *env, struct droce_tqp *q
 		if (w->npkts == 0) {
 			if (!w->done)
 				local_op(env, q, w);
+			/* a failed LOCAL_INV or BIND_MW ends the requester's work: the QP goes
+			 * to Error once it completes, and nothing behind it may run first */
+			if (w->failed)
+				break;
 			rc->cur++;
 			continue;
 		}

@@ -205,8 +205,13 @@ void droce_tqp_to_error(const struct droce_transport_env *env, struct droce_tqp 
 	if (q->state == IBV_QPS_ERR || q->state == state)
 		return;
 	q->state = state;
-	if (env->qp_error != NULL)
-		env->qp_error(env->arg, q->user, state, event);
+	if (env->qp_error == NULL)
+		return;
+	env->qp_error(env->arg, q->user, state, event);
+	/* a QP of an SRQ in Error takes no more of its WQEs: Last WQE Reached tells the
+	 * application it may destroy the QP without losing any */
+	if (state == IBV_QPS_ERR && q->srq != NULL)
+		env->qp_error(env->arg, q->user, state, IBV_EVENT_QP_LAST_WQE_REACHED);
 }
 
 /* Map a send WQE's operation to the completion opcode of the requester. */

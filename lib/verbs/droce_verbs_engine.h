@@ -75,9 +75,6 @@ enum ibv_qp_state droce_engine_qp_state(struct ibv_qp *qp);
  */
 int droce_engine_qp_error(struct ibv_qp *qp, enum ibv_qp_state state, enum ibv_event_type event);
 
-/** A CQ overran (a completion was lost): raise IBV_EVENT_CQ_ERR. 0 or -errno. */
-int droce_engine_cq_error(struct ibv_cq *cq);
-
 /**
  * The QP in SQD has drained its send queue: ibv_query_qp() stops reporting sq_draining, and
  * with @p notify the IBV_EVENT_SQ_DRAINED async event is raised. 0 or -errno.
@@ -90,6 +87,9 @@ int droce_engine_qp_drained(struct ibv_qp *qp, bool notify);
  * completion channel. Returns 1 when signalled, 0 when not armed, -errno.
  */
 int droce_engine_cq_notify(struct ibv_cq *cq, bool solicited);
+
+/** Completions were lost to a full @p cq: queue IBV_EVENT_CQ_ERR on its context. */
+int droce_engine_cq_error(struct ibv_cq *cq);
 
 /**
  * SRQ limit: call with the WQEs left on @p srq; when armed and below the

@@ -198,8 +198,8 @@ int ibv_close_device(struct ibv_context *context)
 
 enum ibv_mtu droce_mtu_for_eth(uint32_t eth_mtu)
 {
-	/* IP + UDP + BTH + the longest extended headers + ICRC must fit too */
-	uint32_t room = eth_mtu > 20 + 8 + 12 + 28 + 4 ? eth_mtu - (20 + 8 + 12 + 28 + 4) : 0;
+	/* an IPv6 packet of the path MTU with its longest headers must fit too */
+	uint32_t room = eth_mtu > DROCE_ROCE_OVERHEAD_MAX ? eth_mtu - DROCE_ROCE_OVERHEAD_MAX : 0;
 
 	if (room >= 4096)
 		return IBV_MTU_4096;

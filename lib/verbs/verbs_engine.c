@@ -89,13 +89,6 @@ int droce_engine_qp_error(struct ibv_qp *ibqp, enum ibv_qp_state state, enum ibv
 	return 0;
 }
 
-int droce_engine_cq_error(struct ibv_cq *ibcq)
-{
-	struct ibv_async_event ev = {.element.cq = ibcq, .event_type = IBV_EVENT_CQ_ERR};
-
-	return droce_async_push(ibcq->context, &ev);
-}
-
 int droce_engine_qp_drained(struct ibv_qp *ibqp, bool notify)
 {
 	struct droce_qp *qp = to_dqp(ibqp);
@@ -127,6 +120,14 @@ int droce_engine_cq_notify(struct ibv_cq *ibcq, bool solicited)
 	__atomic_store_n(&cq->ctl->notified_seq, arm, __ATOMIC_RELEASE);
 	rc = droce_channel_push(to_dch(ibcq->channel), cq);
 	return rc != 0 ? rc : 1;
+}
+
+int droce_engine_cq_error(struct ibv_cq *ibcq)
+{
+	struct ibv_async_event ev = {.element.cq = ibcq, .event_type = IBV_EVENT_CQ_ERR};
+
+	__atomic_store_n(&to_dcq(ibcq)->ctl->overrun, 1, __ATOMIC_RELEASE);
+	return droce_async_push(ibcq->context, &ev);
 }
 
 int droce_engine_srq_check_limit(struct ibv_srq *ibsrq, uint32_t wqes_left)

@@ -178,6 +178,15 @@ static_assert(sizeof(struct droce_cnp) == 16, "CNP body is 16 bytes");
 /** Invariant CRC trailer, IBTA 7.8.1, stored little-endian on the wire. */
 #define DROCE_ICRC_LEN 4
 
+/**
+ * Bytes a RoCEv2 packet adds to its payload inside the Ethernet MTU, at most:
+ * an IPv6 header (40), UDP (8), BTH (12), the longest extended headers a
+ * payload travels with (RETH and ImmDt of RDMA WRITE Only with Immediate, 20)
+ * and the ICRC (4). Packets without payload are shorter (atomics: 28 bytes of
+ * AtomicETH). The path MTU an Ethernet MTU carries leaves this room.
+ */
+#define DROCE_ROCE_OVERHEAD_MAX (40 + 8 + 12 + 20 + DROCE_ICRC_LEN)
+
 /* ------------------------------------------------------------ accessors */
 
 /* Ethernet / VLAN / IP / UDP */

@@ -73,10 +73,14 @@ static void tx(void *arg, struct rte_mbuf *m)
 	}
 }
 
+bool unreachable;
+
 int neigh(void *arg, const uint8_t ip[16], uint8_t mac[6])
 {
 	(void)arg;
 	(void)ip;
+	if (unreachable)
+		return -EHOSTUNREACH; /* nobody answered for it */
 	memcpy(mac, (uint8_t[]){0x02, 0, 0, 0, 0, 0x02}, 6);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #define DROCE_TEST_RC_PAIR_H
 
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,8 @@ extern fault_fn fault;
 extern unsigned int bad_frames, solicited_events;
 extern struct droce_hdr_fields last_a; /* fields of A's last frame */
 extern struct rte_mbuf *held;
+/** The peer's address resolves to nothing: the neighbour lookup fails (-EHOSTUNREACH). */
+extern bool unreachable;
 extern const uint32_t sizes[6]; /* 0, 1, PMTU-1, PMTU, PMTU+1, MIB */
 extern unsigned int target;     /* the frame index the *_nth faults act on */
 

@@ -3,6 +3,8 @@
  * RC under chosen losses, duplicates and reordering, and every error completion.
  * Two transport QPs without a port (rc_pair.h).
  */
+#include <poll.h>
+
 #include "rc_pair.h"
 
 TestSuite(transport_rc, .init = setup_rc, .fini = teardown, .timeout = 120);
@@ -577,4 +579,137 @@ Test(transport_rc, random_faults_every_operation_exactly_once)
 				  "READ %u", i);
 	}
 	cr_expect_gt(a.tqp.stats.completer_retry_err, 0, "faults were recovered from");
+}
+
+/*
+ * A local operation that fails stops the requester: the QP goes to Error when
+ * the failure completes and the requests behind it are flushed, so none of them
+ * may have been sent meanwhile (a SEND the peer received would complete here as
+ * flushed).
+ */
+static void failed_local_op_stops_the_requester(struct ibv_send_wr *op, enum ibv_wc_status st)
+{
+	struct ibv_sge sge = {.addr = (uintptr_t)a.buf, .length = 16, .lkey = a.mr->lkey};
+	struct ibv_send_wr send = {.wr_id = 81,
+				   .sg_list = &sge,
+				   .num_sge = 1,
+				   .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED},
+			   *bad;
+	struct ibv_wc wc;
+
+	post_recv(&b, 10, 0, 64);
+	op->wr_id = 80;
+	op->send_flags = IBV_SEND_SIGNALED;
+	op->next = &send;
+	/* one post: the requester finds both at once */
+	cr_assert_eq(ibv_post_send(a.qp, op, &bad), 0);
+	pump();
+	/* the pass that failed the operation sent nothing: the flush is the next one's */
+	pump();
+	wc = wc_of(&a, 80);
+	cr_expect_eq(wc.status, st, "%s", ibv_wc_status_str(wc.status));
+	wc = wc_of(&a, 81);
+	cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(a.frames, 0, "%u frames sent behind the failed operation", a.frames);
+	cr_expect_eq(ibv_poll_cq(b.cq, 1, &wc), 0, "the peer received the SEND");
+}
+
+Test(transport_rc, a_failed_bind_stops_the_requester)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct ibv_send_wr wr = {.opcode = IBV_WR_BIND_MW};
+
+	cr_assert_not_null(mw);
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){.mr = a.mr,
+							 .addr = (uintptr_t)a.buf + BUF_LEN,
+							 .length = 64,
+							 .mw_access_flags = IBV_ACCESS_REMOTE_READ};
+	failed_local_op_stops_the_requester(&wr, IBV_WC_MW_BIND_ERR);
+}
+
+Test(transport_rc, a_failed_local_invalidate_stops_the_requester)
+{
+	struct ibv_send_wr wr = {.opcode = IBV_WR_LOCAL_INV, .invalidate_rkey = 0x12345600};
+
+	failed_local_op_stops_the_requester(&wr, IBV_WC_LOC_PROT_ERR);
+}
+
+/*
+ * A QP of an SRQ that goes to Error takes no more WQEs from it: after its error
+ * event it raises Last WQE Reached, so that the application knows when it may
+ * destroy it without losing an SRQ WQE.
+ */
+Test(transport_rc, an_srq_qp_in_error_raises_last_wqe_reached)
+{
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 16, .max_sge = 1}};
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	struct droce_srq_view v;
+	struct droce_ring_cons ring;
+	struct ibv_sge sge = {.addr = (uintptr_t)b.buf, .length = 100, .lkey = b.mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = 80, .sg_list = &sge, .num_sge = 1}, *bad;
+	struct ibv_async_event ev;
+	struct ibv_wc wc;
+
+	cr_assert_not_null(srq);
+	cr_assert_eq(droce_engine_srq_view(srq, &v), 0);
+	cr_assert_eq(droce_ring_cons_attach(&ring, v.ring.addr, v.ring.len), 0);
+	b.tqp.srq = &ring;
+	b.tqp.srq_user = srq;
+	cr_assert_eq(ibv_post_srq_recv(srq, &wr, &bad), 0);
+	/* longer than the WQE: the responder fails it and goes to Error */
+	cr_assert_eq(post_wr(&a, 1, &(struct wr_args){.op = IBV_WR_SEND, .len = 200}), 0);
+	pump();
+	wc = wc_of(&b, 80);
+	cr_expect_eq(wc.status, IBV_WC_LOC_LEN_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_assert_eq(ibv_get_async_event(ctx, &ev), 0);
+	cr_expect_eq(ev.event_type, IBV_EVENT_QP_REQ_ERR, "%s", ibv_event_type_str(ev.event_type));
+	cr_expect_eq(ev.element.qp, b.qp);
+	ibv_ack_async_event(&ev);
+	/* queued already (the pump ran the engine's part): never block for it */
+	cr_assert_eq(poll(&(struct pollfd){.fd = ctx->async_fd, .events = POLLIN}, 1, 0), 1,
+		     "no second event");
+	cr_assert_eq(ibv_get_async_event(ctx, &ev), 0);
+	cr_expect_eq(ev.event_type, IBV_EVENT_QP_LAST_WQE_REACHED, "%s",
+		     ibv_event_type_str(ev.event_type));
+	cr_expect_eq(ev.element.qp, b.qp);
+	ibv_ack_async_event(&ev);
+	b.tqp.srq = NULL;
+}
+
+/*
+ * A path whose MAC nobody answers for (the neighbour table's resolution failed): what
+ * is sent goes as into a dead link. RC: the retransmission timer ends the WQE with
+ * RETRY_EXC_ERR and flushes the rest; UC: the message counts as sent and lost.
+ */
+static void unreachable_path(void)
+{
+	unreachable = true;
+	cr_assert_eq(post_wr(&a, 1,
+			     &(struct wr_args){
+				     .op = IBV_WR_SEND, .len = 10, .flags = IBV_SEND_SIGNALED}),
+		     0);
+	cr_assert_eq(post_wr(&a, 2,
+			     &(struct wr_args){
+				     .op = IBV_WR_SEND, .len = 10, .flags = IBV_SEND_SIGNALED}),
+		     0);
+	settle();
+	cr_expect_eq(a.frames, 0, "nothing reached the link");
+	cr_expect_eq(b.tqp.stats.rcvd_pkts, 0);
+	unreachable = false;
+}
+
+Test(transport_rc, unreachable_path_ends_in_retry_exceeded)
+{
+	struct ibv_wc wc;
+
+	unreachable_path();
+	wc = wc_of(&a, 1);
+	cr_expect_eq(wc.status, IBV_WC_RETRY_EXC_ERR, "%s", ibv_wc_status_str(wc.status));
+	wc = wc_of(&a, 2);
+	cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(a.tqp.state, IBV_QPS_ERR);
+	cr_expect_gt(a.tqp.stats.neigh_drop, 0, "packets lost for want of a MAC");
 }

@@ -629,6 +629,47 @@ Test(verbs_device_cfg, speed_and_mtu)
 	cr_expect_eq(p.active_width, 2, "100 Gb/s: 4x");
 }
 
+/*
+ * The path MTU a port offers must carry its largest packet: IPv6, UDP, BTH,
+ * RETH and ImmDt (WRITE Only with Immediate) and the ICRC, 84 bytes beyond the
+ * payload. With 72 (IPv4 and AtomicETH), an IPv6 WRITE_WITH_IMM of a full
+ * packet exceeded the Ethernet MTU and the port's mbufs, and never left.
+ */
+Test(verbs_device_cfg, mtu_leaves_room_for_the_largest_ipv6_packet)
+{
+	static const struct {
+		uint32_t eth;
+		enum ibv_mtu ib;
+	} want[] = {{595, IBV_MTU_256},   {596, IBV_MTU_512},   {1107, IBV_MTU_512},
+		    {1108, IBV_MTU_1024}, {2131, IBV_MTU_1024}, {2132, IBV_MTU_2048},
+		    {4179, IBV_MTU_2048}, {4180, IBV_MTU_4096}};
+	char devices[512] = "";
+	size_t used = 0;
+	struct ibv_device **list;
+	int n = 0;
+
+	for (unsigned int i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		used += (size_t)snprintf(devices + used, sizeof(devices) - used, "d%u:mtu=%u ", i,
+					 want[i].eth);
+	setenv("DROCE_DEVICES", devices, 1);
+	list = ibv_get_device_list(&n);
+	cr_assert_not_null(list);
+	cr_assert_eq(n, (int)(sizeof(want) / sizeof(want[0])));
+	for (int i = 0; i < n; i++) {
+		struct ibv_context *c = ibv_open_device(list[i]);
+		struct ibv_port_attr p;
+
+		cr_assert_not_null(c);
+		cr_assert_eq(ibv_query_port(c, 1, &p), 0);
+		cr_expect_eq(p.active_mtu, want[i].ib, "Ethernet MTU %u: IB MTU %d, expected %d",
+			     want[i].eth, p.active_mtu, want[i].ib);
+		cr_expect_eq(p.max_mtu, want[i].ib, "Ethernet MTU %u: max_mtu %d", want[i].eth,
+			     p.max_mtu);
+		ibv_close_device(c);
+	}
+	ibv_free_device_list(list);
+}
+
 Test(verbs_device_cfg, two_devices)
 {
 	int n = 0;

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The devargs the engine opens a device with (lib/engine/engine_devargs.c):
+ * the user's, and memif buffers that hold a whole frame of the port's MTU, so
+ * that memif never chains a frame over several buffers (DPDK 22.11's memif
+ * replays stale slots when it chains frames into a nearly full ring).
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+
+#include "engine_priv.h"
+
+static const char *args(const char *device, uint32_t mtu)
+{
+	static char out[300];
+
+	cr_assert_eq(engine_devargs(device, mtu, out, sizeof(out)), 0, "%s", device);
+	return out;
+}
+
+Test(engine_devargs, memif_buffers_hold_a_frame_of_the_mtu)
+{
+	cr_expect_str_eq(args("net_memif0,role=server", 4200), "net_memif0,role=server,bsize=8192");
+	cr_expect_str_eq(args("net_memif0", 4074), "net_memif0,bsize=4096");
+	cr_expect_str_eq(args("net_memif0", 2100), "net_memif0,bsize=4096");
+	cr_expect_str_eq(args("net_memif0", 9216), "net_memif0,bsize=16384");
+}
+
+Test(engine_devargs, memif_default_buffers_kept_when_a_frame_fits)
+{
+	cr_expect_str_eq(args("net_memif1,role=client", 1500), "net_memif1,role=client");
+	cr_expect_str_eq(args("net_memif1", 2026), "net_memif1");
+}
+
+Test(engine_devargs, the_users_bsize_wins)
+{
+	cr_expect_str_eq(args("net_memif0,bsize=1024", 4200), "net_memif0,bsize=1024");
+}
+
+Test(engine_devargs, other_devices_unchanged)
+{
+	cr_expect_str_eq(args("net_tap0,iface=t0", 9000), "net_tap0,iface=t0");
+	cr_expect_str_eq(args("0000:03:00.0", 9000), "0000:03:00.0");
+}
+
+Test(engine_devargs, too_long_refused)
+{
+	char out[24];
+
+	cr_expect_eq(engine_devargs("net_memif0,role=server", 4200, out, sizeof(out)),
+		     -ENAMETOOLONG);
+	cr_expect_eq(engine_devargs("net_tap0,iface=a_long_name", 1500, out, sizeof(out)),
+		     -ENAMETOOLONG);
+}
