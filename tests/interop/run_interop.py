@@ -303,6 +303,13 @@ class Suite:
                 reasons.append(f"{src} answered the atomic of PSN {psn} with different "
                                f"original values {values}")
         senders = {flow["src"] for flow in summary["flows"]}
+        if sc.expect_rnr:
+            # the receiver (the server of a SEND test) must have sent RNR NAKs: else the
+            # scenario proved nothing about either stack's RNR path
+            for who, ip, serves in ends:
+                rnr = sum(f["rnr_naks"] for f in summary["flows"] if f["src"] == ip)
+                if serves and rnr == 0:
+                    reasons.append(f"{who}, the receiver, sent no RNR NAK")
         for who, ip, serves in ends:
             if sc.one_way and serves:
                 continue

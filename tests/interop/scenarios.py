@@ -28,6 +28,7 @@ class Scenario:
     one_way: bool = False  # only the client sends RoCEv2 frames (UC and UD bandwidth)
     loss: float = 0.0  # share of RoCEv2 frames each end's transmit path drops
     droce_program: str = ""  # what droce's end runs instead of @program (droce-perf)
+    expect_rnr: bool = False  # the receiver must send RNR NAKs (the capture shows them)
 
     @property
     def perftest(self):
@@ -122,6 +123,14 @@ SCENARIOS += [
     perftest("atomic_bw_lossy", "atomic_bw", 8, 200,
              "RC FETCH_AND_ADD, 5 % lost each way: duplicates answered from the "
              "responder's saved results (perftest)", loss=0.05),
+]
+
+# A receiver that keeps a single receive posted: the sender meets RNR NAKs and recovers
+# (min_rnr_timer, rnr_retry 7 from perftest) - both stacks' RNR paths, both directions
+SCENARIOS += [
+    perftest("send_bw_rnr", "send_bw", 4096, 200,
+             "RC SEND to a receiver with one receive posted at a time: RNR NAKs, recovery "
+             "(perftest -r 1)", ["-r", "1"], expect_rnr=True),
 ]
 
 # droce's own droce-perf (app/droce-perf) against the peer's unmodified perftest 4.5:
