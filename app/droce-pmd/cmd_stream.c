@@ -72,7 +72,11 @@ int pmd_cmd_stream_start(int argc, char **argv)
 	return s != NULL ? 0 : -1;
 }
 
-/* Streams named by @p word ("all": those still running, or an id): the count, or -1. */
+/*
+ * Streams named by @p word: an id, or "all": those running and those that ended
+ * since stop or wait last reported them (a script sees each stream's totals once,
+ * whichever command it ended under). The count, or -1.
+ */
 static int select_streams(const char *word, struct pmd_stream **out)
 {
 	struct pmd_stream *s[PMD_STREAMS_MAX];
@@ -83,7 +87,7 @@ static int select_streams(const char *word, struct pmd_stream **out)
 	if (strcmp(word, "all") == 0) {
 		n = pmd_streams(s, PMD_STREAMS_MAX);
 		for (unsigned int i = 0; i < n; i++)
-			if (!pmd_stream_finished(s[i]))
+			if (!pmd_stream_finished(s[i]) || !s[i]->reported)
 				out[k++] = s[i];
 		return k;
 	}
@@ -117,6 +121,7 @@ static int wait_and_report(struct pmd_stream **s, int n)
 	for (int i = 0; i < n; i++) {
 		pmd_stream_format(s[i], line, sizeof(line));
 		printf("%s\n", line);
+		s[i]->reported = true;
 	}
 	for (int i = 0; i < n; i++)
 		if (s[i]->state == PMD_STREAM_FAILED)
@@ -139,7 +144,7 @@ int pmd_cmd_stream_stop(int argc, char **argv)
 	if (n < 0)
 		return -1;
 	if (n == 0) {
-		printf("no stream runs\n");
+		printf("no stream to report\n");
 		return 0;
 	}
 	return wait_and_report(s, n);
@@ -161,7 +166,7 @@ int pmd_cmd_stream_wait(int argc, char **argv)
 	if (n < 0 || rc != 0)
 		return -1;
 	if (n == 0) {
-		printf("no stream runs\n");
+		printf("no stream to report\n");
 		return 0;
 	}
 	return wait_and_report(s, n);

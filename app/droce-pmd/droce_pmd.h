@@ -179,6 +179,7 @@ struct pmd_stream {
 
 	/* the stream thread's own */
 	bool stop;          /* asked by stop stream (under the lock) */
+	bool reported;      /* stop or wait printed its totals (the console's) */
 	int final;          /* the state STOPPING ends in */
 	bool mem;           /* its buffers are allocated (freed once nothing uses them) */
 	bool sends_gone;    /* the requester was reset or destroyed: no completion will come */

@@ -41,6 +41,12 @@ static int pick_gid(struct pmd_port *p)
 
 static int wait_active(struct pmd_port *p, uint64_t deadline)
 {
+	struct droce_engine_port_info info;
+
+	if (!droce_engine_running() || droce_engine_port_info(p->name, &info) != 0)
+		return pmd_err("port %u (%s) is not ACTIVE: droce runs a port only when its "
+			       "DROCE_DEVICES entry has vdev= or link= (doc/verbs.md)",
+			       p->id, p->name);
 	for (;;) {
 		if (ibv_query_port(p->ctx, 1, &p->attr) != 0)
 			return pmd_err("port %u (%s): ibv_query_port: %s", p->id, p->name,
@@ -48,9 +54,8 @@ static int wait_active(struct pmd_port *p, uint64_t deadline)
 		if (p->attr.state == IBV_PORT_ACTIVE)
 			return 0;
 		if (pmd_now_ns() > deadline || pmd_interrupted)
-			return pmd_err("port %u (%s) is not ACTIVE: droce runs a port only when "
-				       "its DROCE_DEVICES entry has vdev= or link= (doc/verbs.md)",
-				       p->id, p->name);
+			return pmd_err("port %u (%s) is not ACTIVE after %llu s", p->id, p->name,
+				       PORT_WAIT_NS / 1000000000ull);
 		pmd_sleep_ns(1000000);
 	}
 }
