@@ -92,6 +92,17 @@ static double share(uint64_t part, uint64_t whole)
 	return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+/* Busy and idle shares of @p n loops, all of them and since the last show. */
+static void print_share(const char *what, uint64_t n, uint64_t busy, uint64_t last_n,
+			uint64_t last_busy)
+{
+	printf("  %s %llu: busy %llu (%.1f %%), idle %llu (%.1f %%); since the last show: busy "
+	       "%.1f %%\n",
+	       what, (unsigned long long)n, (unsigned long long)busy, share(busy, n),
+	       (unsigned long long)(n - busy), share(n - busy, n),
+	       share(busy - last_busy, n - last_n));
+}
+
 /* The engine's lcore: the EAL's worker lcore that runs (the engine launched it). */
 static int engine_lcore(unsigned int *lcore)
 {
@@ -122,22 +133,15 @@ int pmd_cmd_lcores(int argc, char **argv)
 		printf("lcore %u (cpu %u): droce engine\n", lcore, rte_lcore_to_cpu_id((int)lcore));
 	else
 		printf("lcore ?: droce engine\n");
-	printf("  loops %llu, busy %llu: busy %.1f %%, idle %.1f %%; since the last show: busy "
-	       "%.1f %%\n",
-	       (unsigned long long)es.loops, (unsigned long long)es.busy_loops,
-	       share(es.busy_loops, es.loops), 100.0 - share(es.busy_loops, es.loops),
-	       share(es.busy_loops - last_busy, es.loops - last_loops));
+	print_share("loops", es.loops, es.busy_loops, last_loops, last_busy);
 	last_loops = es.loops;
 	last_busy = es.busy_loops;
 	pmd_stream_thread_stats(&tl, &tb, &cpu);
 	if (cpu >= 0)
 		printf("stream thread (cpu %d)\n", cpu);
 	else
-		printf("stream thread (no stream ran yet)\n");
-	printf("  passes %llu, busy %llu: busy %.1f %%, idle %.1f %%; since the last show: busy "
-	       "%.1f %%\n",
-	       (unsigned long long)tl, (unsigned long long)tb, share(tb, tl), 100.0 - share(tb, tl),
-	       share(tb - last_tbusy, tl - last_tloops));
+		printf("stream thread (cpu ?)\n"); /* it has not run yet */
+	print_share("passes", tl, tb, last_tloops, last_tbusy);
 	last_tloops = tl;
 	last_tbusy = tb;
 	return 0;

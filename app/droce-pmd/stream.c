@@ -411,6 +411,7 @@ static void *thread_main(void *arg)
 
 	(void)arg;
 	leave_engine_cpu();
+	__atomic_store_n(&thread_cpu, sched_getcpu(), __ATOMIC_RELAXED);
 	pthread_mutex_lock(&lock);
 	while (!thread_quit) {
 		unsigned int work = 0;

@@ -325,6 +325,8 @@ Test(app_pmd, port_stats_xstats_and_clear)
 	expect_out("\nicrc_error: ");
 	expect_out("\n  NIC statistics for port 1 (droce1) cleared\n");
 	expect_out("): droce engine\n  loops ");
+	expect_out("%), idle ");
+	expect_out("; since the last show: busy ");
 	expect_out("stream thread");
 }
 
