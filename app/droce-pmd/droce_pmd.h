@@ -36,6 +36,7 @@
 #define PMD_UD_GRH       40           /* a UD receive starts with the GRH */
 #define PMD_MEM_MAX      (256u << 20) /* size x depth of one side of a stream */
 #define PMD_QKEY         0x11111111u
+#define PMD_SEEN_BITS    4096 /* UC, UD: how far back a late message is told from a copy */
 
 /* ------------------------------------------------------------ util.c */
 
@@ -191,7 +192,10 @@ struct pmd_stream {
 	uint64_t drains_posted, drains_done; /* zero-length SENDs that use up leftover receives */
 	uint64_t drain_rx;                   /* leftover receives used up */
 	uint64_t expect;                     /* UC, UD SEND: the next number expected */
-	bool drain_failed;                   /* a drain failed: the receives stay */
+	uint64_t dups;                       /* UC, UD SEND: messages that arrived twice */
+	/* UC, UD SEND: which of the PMD_SEEN_BITS numbers below expect arrived */
+	uint64_t seen[PMD_SEEN_BITS / 64];
+	bool drain_failed; /* a drain failed: the receives stay */
 	uint64_t stop_ns, last_rx_ns, last_tx_ns, last_drain_ns;
 };
 

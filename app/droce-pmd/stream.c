@@ -324,8 +324,8 @@ static void finish(struct pmd_stream *s, uint64_t now)
 	if (s->final != PMD_STREAM_FAILED && s->check_errors > 0)
 		s->final = PMD_STREAM_FAILED;
 	/* UC, UD: once the drains came back, what did not arrive never will */
-	if (s->op == PMD_OP_SEND && s->type != IBV_QPT_RC && s->posted >= s->received)
-		s->lost = s->posted - s->received;
+	if (s->op == PMD_OP_SEND && s->type != IBV_QPT_RC)
+		s->lost = s->posted > s->received ? s->posted - s->received : 0;
 	s->t_end_ns = now;
 	/* pairs with the acquire load of pmd_stream_finished(): the totals are final */
 	__atomic_store_n(&s->state, s->final, __ATOMIC_RELEASE);

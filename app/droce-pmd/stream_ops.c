@@ -192,11 +192,10 @@ static uint64_t allowed(const struct pmd_stream *s, uint64_t now)
 
 	if (s->op == PMD_OP_SEND) {
 		/* every message in flight has a receive waiting for it */
-		uint64_t flight = s->posted - s->received - s->lost;
+		uint64_t done = s->received + s->lost;
+		uint64_t flight = s->posted > done ? s->posted - done : 0;
 
-		n = flight < s->depth && n > s->depth - flight ? s->depth - flight : n;
-		if (flight >= s->depth)
-			n = 0;
+		n = flight >= s->depth ? 0 : n < s->depth - flight ? n : s->depth - flight;
 	}
 	if (s->count != 0 && n > s->count - s->posted)
 		n = s->count - s->posted;
@@ -283,16 +282,28 @@ bool pmd_stream_drain_recvs(struct pmd_stream *s, uint64_t now)
 	return false;
 }
 
+/* The numbers from expect to @p to (excluded) did not arrive (yet): counted lost. */
+static void expect_advance(struct pmd_stream *s, uint64_t to)
+{
+	s->lost += to - s->expect;
+	if (to - s->expect >= PMD_SEEN_BITS)
+		memset(s->seen, 0, sizeof(s->seen));
+	else
+		for (uint64_t k = s->expect; k < to; k++)
+			s->seen[k / 64 % (PMD_SEEN_BITS / 64)] &= ~(1ull << (k % 64));
+	s->expect = to;
+}
+
 void pmd_stream_lost_check(struct pmd_stream *s, uint64_t now)
 {
-	uint64_t flight = s->posted - s->received - s->lost;
-
-	if (flight == 0 || s->posted + s->drains_posted > s->send_cqes)
+	if (s->posted <= s->received + s->lost || s->posted + s->drains_posted > s->send_cqes)
 		return;
 	if (now - s->last_rx_ns < LOSS_QUIET_NS || now - s->last_tx_ns < LOSS_QUIET_NS)
 		return;
-	s->lost += flight;
-	s->expect = s->posted;
+	if (s->numbered)
+		expect_advance(s, s->posted);
+	else
+		s->lost = s->posted - s->received;
 }
 
 /* ------------------------------------------------------------ completions */
@@ -348,22 +359,33 @@ static void send_done(struct pmd_stream *s, const struct ibv_wc *wc, uint64_t no
 			    (unsigned long long)m, (long long)off);
 }
 
-/* UC, UD: which message arrived, from the number it carries; gaps are losses. */
-static bool recv_number(struct pmd_stream *s, const uint8_t *p, uint64_t *m)
+enum arrival {
+	ARRIVAL_NEW,
+	ARRIVAL_DUP, /* a copy of a message that arrived already (UD may deliver one twice) */
+	ARRIVAL_BAD, /* a number never sent */
+};
+
+/* UC, UD: which message arrived, from the number it carries; gaps are losses until filled. */
+static enum arrival recv_number(struct pmd_stream *s, const uint8_t *p, uint64_t *m)
 {
+	uint64_t bit;
+
 	*m = pmd_pattern_number(p);
 	if (*m >= s->posted) {
 		check_error(s, "received message number %llu: only %llu were sent",
 			    (unsigned long long)*m, (unsigned long long)s->posted);
-		return false;
+		return ARRIVAL_BAD;
 	}
-	if (*m >= s->expect) {
-		s->lost += *m - s->expect;
-		s->expect = *m + 1;
-	} else if (s->lost > 0) {
-		s->lost--; /* late: it had been counted lost */
-	}
-	return true;
+	if (*m >= s->expect)
+		expect_advance(s, *m + 1); /* m too, until the next lines find it */
+	else if (s->expect - *m > PMD_SEEN_BITS)
+		return ARRIVAL_DUP; /* too far back to tell: not counted twice */
+	bit = 1ull << (*m % 64);
+	if (s->seen[*m / 64 % (PMD_SEEN_BITS / 64)] & bit)
+		return ARRIVAL_DUP;
+	s->seen[*m / 64 % (PMD_SEEN_BITS / 64)] |= bit;
+	s->lost--; /* every number below expect not seen yet was counted lost */
+	return ARRIVAL_NEW;
 }
 
 static void recv_done(struct pmd_stream *s, const struct ibv_wc *wc, uint64_t now)
@@ -385,17 +407,32 @@ static void recv_done(struct pmd_stream *s, const struct ibv_wc *wc, uint64_t no
 		s->drain_rx++;
 		return;
 	}
-	s->received++;
 	s->last_rx_ns = now;
 	if (wc->byte_len != s->size + grh) {
+		s->received++;
 		check_error(s, "a message of %u bytes arrived, not %u", wc->byte_len - grh,
 			    s->size);
-	} else if (s->checked) {
-		m = s->received - 1;
-		if (s->type != IBV_QPT_RC) {
-			if (!recv_number(s, p, &m))
-				goto repost;
-		} else if (s->numbered && pmd_pattern_number(p) != m) {
+	} else if (s->type != IBV_QPT_RC && s->numbered) {
+		switch (recv_number(s, p, &m)) {
+		case ARRIVAL_NEW:
+			s->received++;
+			break;
+		case ARRIVAL_DUP:
+			s->dups++;
+			goto repost;
+		case ARRIVAL_BAD:
+			goto repost;
+		}
+		off = pmd_pattern_check(p, s->size, s->id, m, s->numbered);
+		if (off >= 0)
+			check_error(s, "send %llu: byte %lld differs", (unsigned long long)m,
+				    (long long)off);
+	} else {
+		/* RC: in order; UC, UD under 8 bytes: counted, not checked */
+		m = s->received++;
+		if (!s->checked)
+			goto repost;
+		if (s->numbered && pmd_pattern_number(p) != m) {
 			check_error(s, "message %llu arrived in the place of %llu",
 				    (unsigned long long)pmd_pattern_number(p),
 				    (unsigned long long)m);
@@ -438,6 +475,9 @@ void pmd_stream_format(const struct pmd_stream *s, char *buf, size_t len)
 	if (n > 0 && (size_t)n < len && s->op == PMD_OP_SEND)
 		n += snprintf(buf + n, len - (size_t)n, ", %llu received, %llu lost",
 			      (unsigned long long)s->received, (unsigned long long)s->lost);
+	if (n > 0 && (size_t)n < len && s->dups > 0)
+		n += snprintf(buf + n, len - (size_t)n, ", %llu duplicates",
+			      (unsigned long long)s->dups);
 	if (n > 0 && (size_t)n < len)
 		n += snprintf(buf + n, len - (size_t)n, ", %s",
 			      s->checked ? "data checked" : "data not checked");

@@ -475,6 +475,34 @@ Test(app_pmd, every_operation_checked)
 		   "checked\n");
 }
 
+/* UC and UD over a link that loses, duplicates and reorders: what arrives checks out, once. */
+Test(app_pmd, lossy_uc_and_ud_streams)
+{
+	unsigned long long rx, lost;
+
+	cr_expect_eq(
+		run_cmds("create qp ud 0 1; create qp uc 0 1; set fault 0 "
+			 "dup:0.1+drop:0.05+reorder:0.05+seed:3; start stream 0 send size 1024 "
+			 "depth 32 count 2000; start stream 2 send size 512 depth 16 count "
+			 "2000; wait stream all"),
+		0, "errors:\n%s", err);
+	expect_out("stream 0: qp 0 -> qp 1 UD send size 1024 depth 32: done, 2000 messages, ");
+	rx = number_after("UD send size 1024 depth 32: done, ", "bytes, 0 errors, ");
+	lost = number_after("UD send size 1024 depth 32: done, ", "received, ");
+	cr_expect_eq(rx + lost, 2000, "UD: %llu received and %llu lost", rx, lost);
+	cr_expect_gt(lost, 0, "UD lost what the link dropped");
+	cr_expect_gt(number_after("UD send size 1024 depth 32: done, ", "lost, "), 0,
+		     "UD took copies apart");
+	expect_out(" duplicates, data checked (0 check errors)");
+	rx = number_after("UC send size 512 depth 16: done, ", "bytes, 0 errors, ");
+	lost = number_after("UC send size 512 depth 16: done, ", "received, ");
+	cr_expect_eq(rx + lost, 2000, "UC: %llu received and %llu lost", rx, lost);
+	cr_expect_gt(lost, 0, "UC lost what the link dropped");
+	expect_out("stream 1: qp 2 -> qp 3 UC send size 512 depth 16: done, 2000 messages, ");
+	cr_expect_null(strstr(out, "check errors), 0 msg"), "no stream ran empty");
+	cr_expect_null(strstr(out, "failed"), "no stream failed:\n%s", out);
+}
+
 Test(app_pmd, stop_rate_and_reuse)
 {
 	cr_expect_eq(
