@@ -73,10 +73,14 @@ static cmdline_parse_inst_t *inst_new(const struct pmd_cmd *cmd, bool with_rest)
 	snprintf(syntax, sizeof(syntax), "%.*s",
 		 rest != NULL ? (int)(rest - cmd->syntax) : (int)strlen(cmd->syntax), cmd->syntax);
 	for (w = strtok_r(syntax, " ", &save); w != NULL && n < PMD_WORDS_MAX - 1;
-	     w = strtok_r(NULL, " ", &save))
-		inst->tokens[n] = pmd_token_new(w, n, false), n++;
-	if (with_rest)
-		inst->tokens[n] = pmd_token_new(rest, n, true), n++;
+	     w = strtok_r(NULL, " ", &save)) {
+		inst->tokens[n] = pmd_token_new(w, n, false);
+		n++;
+	}
+	if (with_rest) {
+		inst->tokens[n] = pmd_token_new(rest, n, true);
+		n++;
+	}
 	for (unsigned int i = 0; i < n; i++)
 		if (inst->tokens[i] == NULL)
 			return NULL;
