@@ -138,6 +138,33 @@ void droce_engine_sync(void);
  */
 int droce_engine_capture(const char *port, const char *path);
 
+/**
+ * Parse a fault specification, the text of DROCE_DEVICES' fault= key: items
+ * kind:value joined by '+' (drop, dup, reorder, corrupt, delay: rates 0..1;
+ * drop_at: indices I/J-K; after, reorder_us, delay_us, seed; match:roce|all),
+ * doc/fault-injection.md. @p conf is written (enabled) only on success.
+ * @return 0; -EINVAL (NULL argument, syntax, unknown item, value out of range,
+ *   more than DROCE_ENGINE_FAULT_AT_MAX drop_at ranges, longer than 511 characters).
+ */
+int droce_engine_fault_parse(const char *spec, struct droce_engine_fault_conf *conf);
+
+/**
+ * Replace the faults of a running port: from the next frame the port sends, the
+ * rules of @p conf apply (their frame indices and generators start afresh); @p conf
+ * NULL or not enabled removes the injector. Frames the old injector held (reordered,
+ * delayed) leave at once. droce_engine_port_stats()' fault_* counters are the new
+ * injector's.
+ * @return 0; -EINVAL (NULL port, a rule out of range); -ENOENT (no such port);
+ *   -ENODEV (no engine); -ENOMEM.
+ */
+int droce_engine_fault_set(const char *port, const struct droce_engine_fault_conf *conf);
+
+/**
+ * The fault configuration port @p port runs now (enabled false: no injector).
+ * @return 0; -EINVAL (NULL argument); -ENOENT (no such port); -ENODEV (no engine).
+ */
+int droce_engine_fault_get(const char *port, struct droce_engine_fault_conf *conf);
+
 struct droce_engine_port_info {
 	bool link_up;
 	uint32_t speed_mbps;
@@ -230,6 +257,8 @@ struct droce_engine_port_stats {
 	uint64_t rx_pkts;    /**< frames received */
 	uint64_t tx_pkts;    /**< frames the device took */
 	uint64_t tx_dropped; /**< frames the device refused */
+	uint64_t rx_bytes;   /**< bytes of the frames received (no FCS) */
+	uint64_t tx_bytes;   /**< bytes of the frames the device took (no FCS) */
 	/** frames to the port's own MAC, looped back without reaching the device */
 	uint64_t loopback_pkts;
 	uint64_t loopback_dropped; /**< looped frames dropped: the loopback ring was full */

@@ -428,6 +428,8 @@ int droce_engine_port_stats(const char *name, struct droce_engine_port_stats *st
 		st->rx_pkts = p->port.qstats[0].rx_pkts;
 		st->tx_pkts = p->port.qstats[0].tx_pkts;
 		st->tx_dropped = p->port.qstats[0].tx_dropped;
+		st->rx_bytes = p->port.qstats[0].rx_bytes;
+		st->tx_bytes = p->port.qstats[0].tx_bytes;
 		st->loopback_pkts = p->loop_pkts;
 		st->loopback_dropped = p->loop_dropped;
 		if (p->fault != NULL) {

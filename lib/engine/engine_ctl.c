@@ -239,6 +239,14 @@ static int apply(struct engine *e, struct engine_cmd *c)
 		c->obj = old; /* closed by the caller, off the lcore */
 		return 0;
 	}
+	case CMD_FAULT: {
+		struct engine_port *p = port_by_name(e, c->name);
+
+		if (p == NULL)
+			return -ENOENT;
+		c->obj = engine_fault_swap(p, c->obj, c->fault); /* freed by the caller */
+		return 0;
+	}
 	default:
 		return -EINVAL;
 	}
@@ -393,4 +401,55 @@ int droce_engine_qp_list(uint32_t *qpns, unsigned int n)
 	if (qpns == NULL && n > 0)
 		return -EINVAL;
 	return engine_cmd_run(&c);
+}
+
+int droce_engine_fault_set(const char *port, const struct droce_engine_fault_conf *conf)
+{
+	static const struct droce_engine_fault_conf none;
+	struct engine_cmd c = {.type = CMD_FAULT, .name = port};
+	struct droce_fault *f;
+	int rc;
+
+	if (port == NULL)
+		return -EINVAL;
+	if (!droce_engine_running())
+		return -ENODEV; /* and no EAL heap to build an injector in */
+	if (conf == NULL || !conf->enabled)
+		conf = &none;
+	/* built here, not on the lcore: it allocates, and a bad rule fails before any swap */
+	rc = engine_fault_build(conf, &f);
+	if (rc != 0)
+		return rc;
+	c.obj = f;
+	c.fault = conf;
+	rc = engine_cmd_run(&c);
+	if (rc != 0) {
+		droce_fault_free(f);
+		return rc;
+	}
+	droce_fault_free(c.obj); /* the one it replaced, emptied by the lcore */
+	return 0;
+}
+
+int droce_engine_fault_get(const char *port, struct droce_engine_fault_conf *conf)
+{
+	struct engine *e = &droce_engine;
+	int rc = -ENOENT;
+
+	if (port == NULL || conf == NULL)
+		return -EINVAL;
+	/* the lcore changes a port's configuration only inside a command, under this lock */
+	pthread_mutex_lock(&e->ctl_lock);
+	if (!__atomic_load_n(&e->running, __ATOMIC_ACQUIRE)) {
+		rc = -ENODEV;
+	} else {
+		const struct engine_port *p = port_by_name(e, port);
+
+		if (p != NULL) {
+			*conf = p->conf.fault;
+			rc = 0;
+		}
+	}
+	pthread_mutex_unlock(&e->ctl_lock);
+	return rc;
 }

@@ -8,6 +8,9 @@
  * leave; at stop the hold queue drains. Time is the engine's microsecond clock.
  *
  * Ports without fault= have no injector: engine_port_tx() tests one pointer.
+ * droce_engine_fault_set() swaps a port's injector at run time (engine_ctl.c):
+ * the new one is built off the lcore, the lcore empties the old one into the
+ * port and takes the new one between two loop passes.
  */
 #include <errno.h>
 
@@ -70,9 +73,8 @@ static int drop_at_add(struct droce_fault *f, const struct droce_engine_fault_co
 	return rc < 0 ? rc : 0;
 }
 
-int engine_fault_create(struct engine_port *p)
+int engine_fault_build(const struct droce_engine_fault_conf *c, struct droce_fault **fp)
 {
-	const struct droce_engine_fault_conf *c = &p->conf.fault;
 	struct droce_fault_conf fc = {
 		.hold_cap = ENGINE_FAULT_HOLD,
 		.seed = c->seed,
@@ -81,8 +83,7 @@ int engine_fault_create(struct engine_port *p)
 	struct droce_fault *f;
 	int rc;
 
-	p->fault = NULL;
-	p->fault_n = 0;
+	*fp = NULL;
 	if (!c->enabled)
 		return 0;
 	rc = droce_fault_create(&fc, &f);
@@ -104,8 +105,14 @@ int engine_fault_create(struct engine_port *p)
 		droce_fault_free(f);
 		return rc;
 	}
-	p->fault = f;
+	*fp = f;
 	return 0;
+}
+
+int engine_fault_create(struct engine_port *p)
+{
+	p->fault_n = 0;
+	return engine_fault_build(&p->conf.fault, &p->fault);
 }
 
 /* Run the frames gathered so far through the injector; hand its output to the port. */
@@ -142,20 +149,41 @@ unsigned int engine_fault_flush(struct engine_port *p, uint64_t now)
 	return work + nb;
 }
 
-void engine_fault_drain(struct engine_port *p)
+/* Hand on whatever @p f holds, due or not: the gathered burst first, then the hold queue. */
+static void fault_empty(struct engine_port *p, uint64_t now)
 {
 	struct rte_mbuf *out[ENGINE_FAULT_OUT];
 	uint16_t nb, i;
 
+	if (p->fault_n > 0)
+		fault_burst(p, now);
+	while ((nb = droce_fault_drain_burst(p->fault, out, RTE_DIM(out))) > 0)
+		for (i = 0; i < nb; i++)
+			droce_port_tx(&p->port, 0, out[i]);
+}
+
+struct droce_fault *engine_fault_swap(struct engine_port *p, struct droce_fault *f,
+				      const struct droce_engine_fault_conf *c)
+{
+	struct droce_fault *old = p->fault;
+
+	/* frames the old rules held leave now, in their order: none is lost or kept back by
+	 * rules that no longer apply */
+	if (old != NULL)
+		fault_empty(p, now_us());
+	p->fault = f;
+	p->fault_n = 0;
+	p->conf.fault = *c;
+	return old;
+}
+
+void engine_fault_drain(struct engine_port *p)
+{
 	if (p->fault == NULL)
 		return;
 	/* the time does not matter: whatever is held leaves now, due or not, before the port
 	 * closes (and a start that failed has no clock yet) */
-	if (p->fault_n > 0)
-		fault_burst(p, 0);
-	while ((nb = droce_fault_drain_burst(p->fault, out, RTE_DIM(out))) > 0)
-		for (i = 0; i < nb; i++)
-			droce_port_tx(&p->port, 0, out[i]);
+	fault_empty(p, 0);
 	droce_port_tx_flush(&p->port, 0);
 	droce_fault_free(p->fault);
 	p->fault = NULL;

@@ -113,6 +113,7 @@ enum engine_cmd_type {
 	CMD_COUNTERS_QP,
 	CMD_QP_LIST, /* the QP numbers into ctrs' place: qpns, n */
 	CMD_CAPTURE, /* swap a port's capture (obj: the new one or NULL; the old one back in obj) */
+	CMD_FAULT,   /* swap a port's injector (obj, fault: the new one and its configuration) */
 };
 
 struct engine_cmd {
@@ -127,7 +128,8 @@ struct engine_cmd {
 	enum ibv_qp_state state;
 	uint32_t pd;
 	const struct ibv_ah_attr *ah;
-	const char *name;           /* CMD_COUNTERS_PORT: the port */
+	const struct droce_engine_fault_conf *fault; /* CMD_FAULT */
+	const char *name;           /* CMD_COUNTERS_PORT, CMD_CAPTURE, CMD_FAULT: the port */
 	struct droce_counter *ctrs; /* CMD_COUNTERS_*: where the values go */
 	uint32_t *qpns;             /* CMD_QP_LIST: where the numbers go */
 	unsigned int n;
@@ -181,7 +183,11 @@ int engine_counters_qp(struct engine *e, uint32_t qpn, struct droce_counter *c, 
 void engine_counters_retire(struct engine_qp *q);
 
 /* engine_fault.c */
+int engine_fault_build(const struct droce_engine_fault_conf *c, struct droce_fault **fp);
 int engine_fault_create(struct engine_port *p);
+/* run by the lcore: the old injector back, emptied into the port */
+struct droce_fault *engine_fault_swap(struct engine_port *p, struct droce_fault *f,
+				      const struct droce_engine_fault_conf *c);
 void engine_fault_tx(struct engine_port *p, struct rte_mbuf *m);
 unsigned int engine_fault_flush(struct engine_port *p, uint64_t now_us);
 void engine_fault_drain(struct engine_port *p);

@@ -160,12 +160,16 @@ uint16_t droce_port_tx_flush(struct droce_port *p, uint16_t q)
 {
 	struct droce_port_txq *t = &p->txq[q];
 	struct droce_port_qstats *s = &p->qstats[q];
+	uint32_t len[DROCE_PORT_BURST];
 	uint16_t sent = 0, tries = 0, i;
 
+	/* lengths first: a device may free what it took inside rte_eth_tx_burst() (af_packet) */
+	for (i = 0; i < t->n; i++)
+		len[i] = t->pkts[i]->pkt_len;
 	while (sent < t->n && tries++ < TX_RETRIES)
 		sent += rte_eth_tx_burst(p->port_id, q, t->pkts + sent, t->n - sent);
 	for (i = 0; i < sent; i++)
-		s->tx_bytes += t->pkts[i]->pkt_len;
+		s->tx_bytes += len[i];
 	s->tx_pkts += sent;
 	if (sent < t->n) {
 		/* the device is full: drop the rest; reliable QPs retransmit */

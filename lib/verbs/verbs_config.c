@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "droce_fault.h"
 #include "droce_wire_hdr.h"
 #include "verbs_priv.h"
 
@@ -87,101 +86,6 @@ static int parse_neigh(struct droce_port_cfg *p, const char *s)
 	return 0;
 }
 
-static int parse_rate(const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || *s == '\0' || *end != '\0' || !(v >= 0.0 && v <= 1.0)) /* NaN fails */
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno != 0 || *s == '\0' || *s == '-' || *end != '\0')
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* drop_at:N/N-M...: frame indices to drop, '/' between items (',' separates the keys). */
-static int parse_drop_at(struct droce_engine_fault_conf *f, char *s)
-{
-	struct droce_fault_range r[DROCE_ENGINE_FAULT_AT_MAX];
-	int n;
-
-	for (char *c = s; *c != '\0'; c++)
-		if (*c == '/')
-			*c = ',';
-	n = droce_fault_ranges_parse(s, r, DROCE_ENGINE_FAULT_AT_MAX);
-	if (n <= 0)
-		return -EINVAL;
-	for (int i = 0; i < n; i++) {
-		f->drop_at[i].first = r[i].first;
-		f->drop_at[i].last = r[i].last;
-	}
-	f->n_drop_at = (unsigned int)n;
-	return 0;
-}
-
-/*
- * fault=ITEM+ITEM...: each item kind:value. Rates (drop, dup, reorder, corrupt,
- * delay) in [0, 1]; drop_at (frame indices); after (1..1024), reorder_us and
- * delay_us (1..10^6); seed; match (roce or all). Modifies @p s.
- */
-static int parse_fault(struct droce_engine_fault_conf *f, char *s)
-{
-	char *item, *save = NULL;
-
-	memset(f, 0, sizeof(*f));
-	f->enabled = true;
-	for (item = strtok_r(s, "+", &save); item != NULL; item = strtok_r(NULL, "+", &save)) {
-		char *v = strchr(item, ':');
-		int rc;
-
-		if (v == NULL)
-			return -EINVAL;
-		*v++ = '\0';
-		if (strcmp(item, "drop") == 0)
-			rc = parse_rate(v, &f->drop);
-		else if (strcmp(item, "drop_at") == 0)
-			rc = parse_drop_at(f, v);
-		else if (strcmp(item, "dup") == 0)
-			rc = parse_rate(v, &f->dup);
-		else if (strcmp(item, "reorder") == 0)
-			rc = parse_rate(v, &f->reorder);
-		else if (strcmp(item, "corrupt") == 0)
-			rc = parse_rate(v, &f->corrupt);
-		else if (strcmp(item, "delay") == 0)
-			rc = parse_rate(v, &f->delay);
-		else if (strcmp(item, "after") == 0)
-			rc = parse_u32(v, 1, 1024, &f->reorder_after);
-		else if (strcmp(item, "reorder_us") == 0)
-			rc = parse_u32(v, 1, 1000000, &f->reorder_max_us);
-		else if (strcmp(item, "delay_us") == 0)
-			rc = parse_u32(v, 1, 1000000, &f->delay_us);
-		else if (strcmp(item, "seed") == 0)
-			rc = parse_u64(v, &f->seed);
-		else if (strcmp(item, "match") == 0) {
-			rc = strcmp(v, "roce") == 0 || strcmp(v, "all") == 0 ? 0 : -EINVAL;
-			f->roce_only = strcmp(v, "roce") == 0;
-		} else
-			rc = -EINVAL;
-		if (rc != 0)
-			return rc;
-	}
-	return 0;
-}
-
 static int parse_kv(struct droce_port_cfg *p, char *kv, char *err, size_t errlen)
 {
 	char *val = strchr(kv, '=');
@@ -216,11 +120,7 @@ static int parse_kv(struct droce_port_cfg *p, char *kv, char *err, size_t errlen
 			if (*c == '+')
 				*c = ',';
 	} else if (strcmp(kv, "fault") == 0) {
-		char copy[256];
-
-		rc = (size_t)snprintf(copy, sizeof(copy), "%s", val) < sizeof(copy)
-			     ? parse_fault(&p->fault, copy)
-			     : -EINVAL;
+		rc = strlen(val) < 256 ? droce_engine_fault_parse(val, &p->fault) : -EINVAL;
 	} else if (strcmp(kv, "link") == 0) {
 		rc = val[0] != '\0' && (size_t)snprintf(p->link, sizeof(p->link), "%s", val) <
 					       sizeof(p->link)

@@ -581,7 +581,7 @@ Test(engine_faults, rc_corrupt_dropped_by_icrc_and_recovered)
 
 Test(engine_faults, rc_no_fault_port_has_no_injector)
 {
-	struct droce_engine_port_stats st;
+	struct droce_engine_port_stats st, st1;
 
 	setup(IBV_QPT_RC, NULL, NULL, RC_TIMEOUT, RC_RETRY);
 	rc_run(40, RECV_AHEAD);
@@ -590,6 +590,11 @@ Test(engine_faults, rc_no_fault_port_has_no_injector)
 	cr_expect_not(st.fault);
 	cr_expect_eq(st.fault_offered, 0);
 	cr_expect_gt(st.tx_pkts, 0);
+	port_stats(1, &st1);
+	cr_expect_eq(st1.rx_pkts, st.tx_pkts, "a clean link loses no frame");
+	cr_expect_eq(st1.rx_bytes, st.tx_bytes, "both ends count the same bytes");
+	cr_expect_geq(st.tx_bytes, st.tx_pkts * 42,
+		      "every frame has at least an ARP frame's 42 bytes");
 	destroy_and_check_pools();
 }
 
