@@ -385,3 +385,37 @@ void send_and_check(uint32_t len, uint64_t id)
 	cr_expect_eq(wc.byte_len, len);
 	cr_expect(memcmp(b.buf, a.buf, len) == 0, "bytes");
 }
+
+/*
+ * A local operation that fails stops the requester: the QP goes to Error when
+ * the failure completes and the requests behind it are flushed, so none of them
+ * may have been sent meanwhile (a SEND the peer received would complete here as
+ * flushed).
+ */
+void failed_local_op_stops_the_requester(struct ibv_send_wr *op, enum ibv_wc_status st)
+{
+	struct ibv_sge sge = {.addr = (uintptr_t)a.buf, .length = 16, .lkey = a.mr->lkey};
+	struct ibv_send_wr send = {.wr_id = 81,
+				   .sg_list = &sge,
+				   .num_sge = 1,
+				   .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED},
+			   *bad;
+	struct ibv_wc wc;
+
+	post_recv(&b, 10, 0, 64);
+	op->wr_id = 80;
+	op->send_flags = IBV_SEND_SIGNALED;
+	op->next = &send;
+	/* one post: the requester finds both at once */
+	cr_assert_eq(ibv_post_send(a.qp, op, &bad), 0);
+	pump();
+	/* the pass that failed the operation sent nothing: the flush is the next one's */
+	pump();
+	wc = wc_of(&a, 80);
+	cr_expect_eq(wc.status, st, "%s", ibv_wc_status_str(wc.status));
+	wc = wc_of(&a, 81);
+	cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(a.frames, 0, "%u frames sent behind the failed operation", a.frames);
+	cr_expect_eq(ibv_poll_cq(b.cq, 1, &wc), 0, "the peer received the SEND");
+}

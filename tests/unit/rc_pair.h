@@ -101,4 +101,10 @@ enum fault drop_all_a(const struct side *from, const struct droce_pkt *pkt, unsi
 /** A SEND of @p len from A to B, both completions and the bytes checked. */
 void send_and_check(uint32_t len, uint64_t id);
 
+/**
+ * @p op (a LOCAL_INV or BIND_MW that fails with @p st) then a SEND, posted at once: the
+ * failure stops the requester, the SEND is flushed without having been sent.
+ */
+void failed_local_op_stops_the_requester(struct ibv_send_wr *op, enum ibv_wc_status st);
+
 #endif /* DROCE_TEST_RC_PAIR_H */
