@@ -145,6 +145,11 @@ static int port_start(struct engine *e, struct engine_port *p)
 	}
 	memset(&p->rx, 0, sizeof(p->rx));
 	memset(&p->retired, 0, sizeof(p->retired));
+	/* a second start in this process counts from zero as well */
+	p->loop_head = p->loop_tail = 0;
+	p->loop_pkts = p->loop_dropped = 0;
+	p->n_unres = 0;
+	p->unres_queued = p->unres_dropped = 0;
 	rc = droce_port_open(&p->port, &pc);
 	if (rc != 0)
 		return rc;

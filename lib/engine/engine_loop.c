@@ -46,6 +46,9 @@ static bool loop_frame(struct engine_port *p, struct rte_mbuf *m)
 
 	if (likely(!rte_is_same_ether_addr(&eth->dst_addr, &p->port.mac)))
 		return false;
+	/* recorded once, as the port sends it (no fault injection on this path) */
+	if (unlikely(p->cap != NULL))
+		droce_capture_frame(p->cap, m);
 	if (p->loop_tail - p->loop_head == ENGINE_LOOP_RING) {
 		/* as a full wire would: RC resends it, UD/UC lose it */
 		p->loop_dropped++;
@@ -118,7 +121,7 @@ static unsigned int unres_flush(struct engine_port *p, uint64_t now)
 			memcpy(eth->dst_addr.addr_bytes, mac, 6);
 			engine_port_tx(p, u->m);
 			done++;
-		} else if (rc == -EAGAIN &&
+		} else if ((rc == -EAGAIN || rc == -ENOSPC) && /* a full table: a wait too */
 			   (now < u->since_us || now - u->since_us < ENGINE_UNRES_WAIT_US)) {
 			/* (queued during this pass: its time is later than the pass's now) */
 			p->unres[kept++] = *u;
@@ -304,8 +307,13 @@ int engine_lcore_main(void *arg)
 		int fired;
 
 		engine_cmd_apply(e);
-		for (i = 0; i < e->n_ports; i++)
+		for (i = 0; i < e->n_ports; i++) {
 			work += rx_port(e, &e->ports[i], now);
+			/* frames that waited for a MAC the RX pass may just have learnt go
+			 * before anything the send pass builds: a UD flow stays in order */
+			if (e->ports[i].n_unres > 0)
+				work += unres_flush(&e->ports[i], now);
+		}
 		for (i = 0; i < e->n_list; i++) {
 			struct engine_qp *q = e->list[i];
 			int done =
@@ -323,8 +331,6 @@ int engine_lcore_main(void *arg)
 			work += (unsigned int)fired;
 		for (i = 0; i < e->n_ports; i++) {
 			neigh_requests(&e->ports[i], now);
-			if (e->ports[i].n_unres > 0)
-				work += unres_flush(&e->ports[i], now);
 			/* the partial burst, and held frames that are due */
 			if (unlikely(e->ports[i].fault != NULL))
 				work += engine_fault_flush(&e->ports[i], now);

@@ -68,7 +68,9 @@ static int tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (n < 0)
 		return n;
 	rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
-	for (int i = 0; i < n && i < (int)RTE_DIM(qpns); i++)
+	/* an array holds RTE_TEL_MAX_ARRAY_ENTRIES: the first of them (/droce/port/counters
+	 * has the totals) */
+	for (int i = 0; i < n && i < (int)RTE_DIM(qpns) && i < RTE_TEL_MAX_ARRAY_ENTRIES; i++)
 		rte_tel_data_add_array_int(d, (int)qpns[i]);
 	return 0;
 }

@@ -823,10 +823,14 @@ Test(counters, ud_unresolved_destination_dropped)
 	cr_expect_eq(port_ctr(&e0, "neigh_queue_dropped"), 1);
 	cr_expect_eq(port_ctr(&e0, "neigh_requests"), 3);
 	cr_expect_eq(port_ctr(&e0, "neigh_failed"), 1);
-	/* a send to it now, while it is known to be dead, is dropped at once */
+	/* a send to it now, while it is known to be dead (1 s after the failure), is dropped at
+	 * once; a loaded machine may post it after that second, when it is queued for a new
+	 * resolution instead: one of the two, never both, never neither */
 	post_ud(&e0, to_nobody, 6, 1, 100, QKEY);
 	cr_expect_eq(wait_wc(e0.cq, 1).status, IBV_WC_SUCCESS);
 	quiet();
-	cr_expect_eq(qp_ctr(&e0, "neigh_drop"), 1, "dropped without waiting");
-	cr_expect_eq(port_ctr(&e0, "neigh_queued"), 1, "not queued");
+	cr_expect_eq(qp_ctr(&e0, "neigh_drop") + port_ctr(&e0, "neigh_queued"), 2,
+		     "dropped at once (neigh_drop %llu) or queued again (neigh_queued %llu)",
+		     (unsigned long long)qp_ctr(&e0, "neigh_drop"),
+		     (unsigned long long)port_ctr(&e0, "neigh_queued"));
 }
