@@ -264,20 +264,24 @@ void engine_cmd_apply(struct engine *e)
 	__atomic_store_n(&e->pending, NULL, __ATOMIC_RELEASE);
 }
 
+/* The command through the lcore, ctl_lock held by the caller. */
+static int cmd_run_locked(struct engine *e, struct engine_cmd *cmd)
+{
+	if (!__atomic_load_n(&e->running, __ATOMIC_ACQUIRE))
+		return -ENODEV;
+	__atomic_store_n(&e->pending, cmd, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&e->pending, __ATOMIC_ACQUIRE) != NULL)
+		sched_yield();
+	return cmd->result;
+}
+
 int engine_cmd_run(struct engine_cmd *cmd)
 {
 	struct engine *e = &droce_engine;
 	int rc;
 
 	pthread_mutex_lock(&e->ctl_lock);
-	if (!__atomic_load_n(&e->running, __ATOMIC_ACQUIRE)) {
-		pthread_mutex_unlock(&e->ctl_lock);
-		return -ENODEV;
-	}
-	__atomic_store_n(&e->pending, cmd, __ATOMIC_RELEASE);
-	while (__atomic_load_n(&e->pending, __ATOMIC_ACQUIRE) != NULL)
-		sched_yield();
-	rc = cmd->result;
+	rc = cmd_run_locked(e, cmd);
 	pthread_mutex_unlock(&e->ctl_lock);
 	return rc;
 }
@@ -410,25 +414,30 @@ int droce_engine_fault_set(const char *port, const struct droce_engine_fault_con
 	struct droce_fault *f;
 	int rc;
 
+	struct engine *e = &droce_engine;
+
 	if (port == NULL)
 		return -EINVAL;
-	if (!droce_engine_running())
-		return -ENODEV; /* and no EAL heap to build an injector in */
 	if (conf == NULL || !conf->enabled)
 		conf = &none;
+	/* under the control lock throughout: the EAL heap the injectors live in cannot be
+	 * torn down by droce_engine_stop() meanwhile */
+	pthread_mutex_lock(&e->ctl_lock);
+	if (!__atomic_load_n(&e->running, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&e->ctl_lock);
+		return -ENODEV; /* and no EAL heap to build an injector in */
+	}
 	/* built here, not on the lcore: it allocates, and a bad rule fails before any swap */
 	rc = engine_fault_build(conf, &f);
-	if (rc != 0)
-		return rc;
-	c.obj = f;
-	c.fault = conf;
-	rc = engine_cmd_run(&c);
-	if (rc != 0) {
-		droce_fault_free(f);
-		return rc;
+	if (rc == 0) {
+		c.obj = f;
+		c.fault = conf;
+		rc = cmd_run_locked(e, &c);
+		/* on success the one it replaced (emptied by the lcore), else the new one */
+		droce_fault_free(rc == 0 ? c.obj : f);
 	}
-	droce_fault_free(c.obj); /* the one it replaced, emptied by the lcore */
-	return 0;
+	pthread_mutex_unlock(&e->ctl_lock);
+	return rc;
 }
 
 int droce_engine_fault_get(const char *port, struct droce_engine_fault_conf *conf)
