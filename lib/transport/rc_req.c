@@ -231,6 +231,10 @@ static int send_pkt(const struct droce_transport_env *env, struct droce_tqp *q, 
 	if (rc != 0 && !lost)
 		return -EIO;
 	pkt_fields(q, w, k, &f, &len);
+	if (unlikely(lost)) {
+		q->stats.neigh_drop++; /* nothing is built: it would be dropped at once */
+		goto sent;
+	}
 	m = droce_rc_frame(env, &a, &f, len, &payload);
 	if (m == NULL)
 		return -EAGAIN;
@@ -247,13 +251,9 @@ static int send_pkt(const struct droce_transport_env *env, struct droce_tqp *q, 
 			return -EACCES;
 		}
 	}
-	if (unlikely(lost)) {
-		q->stats.neigh_drop++;
-		rte_pktmbuf_free(m);
-	} else {
-		droce_rc_frame_seal(m, &a);
-		droce_tqp_tx(env, q, m);
-	}
+	droce_rc_frame_seal(m, &a);
+	droce_tqp_tx(env, q, m);
+sent:
 	/* a READ request stands for every PSN of its response */
 	hi = h->op == DROCE_WQE_READ ? rc_psn_add(w->first_psn, w->npkts) : rc_psn_add(f.psn, 1);
 	if (rc_psn_cmp(hi, q->rc->sent_hi) > 0)

@@ -650,12 +650,13 @@ Test(transport_rc, an_srq_qp_in_error_raises_last_wqe_reached)
  * is sent goes as into a dead link. RC: the retransmission timer ends the WQE with
  * RETRY_EXC_ERR and flushes the rest; UC: the message counts as sent and lost.
  */
-static void unreachable_path(void)
+static void unreachable_path(unsigned int first_flags)
 {
 	unreachable = true;
 	cr_assert_eq(post_wr(&a, 1,
-			     &(struct wr_args){
-				     .op = IBV_WR_SEND, .len = 10, .flags = IBV_SEND_SIGNALED}),
+			     &(struct wr_args){.op = IBV_WR_SEND,
+					       .len = 10,
+					       .flags = IBV_SEND_SIGNALED | first_flags}),
 		     0);
 	cr_assert_eq(post_wr(&a, 2,
 			     &(struct wr_args){
@@ -671,11 +672,20 @@ Test(transport_rc, unreachable_path_ends_in_retry_exceeded)
 {
 	struct ibv_wc wc;
 
-	unreachable_path();
+	unreachable_path(0);
 	wc = wc_of(&a, 1);
 	cr_expect_eq(wc.status, IBV_WC_RETRY_EXC_ERR, "%s", ibv_wc_status_str(wc.status));
 	wc = wc_of(&a, 2);
 	cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR, "%s", ibv_wc_status_str(wc.status));
 	cr_expect_eq(a.tqp.state, IBV_QPS_ERR);
 	cr_expect_gt(a.tqp.stats.neigh_drop, 0, "packets lost for want of a MAC");
+}
+
+Test(transport_rc, unreachable_path_inline_send_ends_in_retry_exceeded)
+{
+	struct ibv_wc wc;
+
+	unreachable_path(IBV_SEND_INLINE); /* not a local protection error: only lost */
+	wc = wc_of(&a, 1);
+	cr_expect_eq(wc.status, IBV_WC_RETRY_EXC_ERR, "%s", ibv_wc_status_str(wc.status));
 }
