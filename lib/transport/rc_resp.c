@@ -101,19 +101,8 @@ static int uc_drop_msg(struct droce_tqp *q, uint32_t psn)
 	return -EPROTO;
 }
 
-/* A responder error: NAK with @p code and the QP to Error (RC); the message dropped (UC). */
-static int resp_fatal(const struct droce_transport_env *env, struct droce_tqp *q, uint8_t code,
-		      uint32_t psn, enum ibv_event_type ev)
-{
-	if (q->type == IBV_QPT_UC)
-		return uc_drop_msg(q, psn);
-	count_nak(q, code);
-	droce_rc_send_ack(env, q, droce_aeth_syndrome_make(DROCE_AETH_NAK, code), psn);
-	droce_rc_to_error(env, q, ev);
-	return -EIO;
-}
-
-/* A receive WQE that cannot be used (its SGEs or keys are bad): the QP to Error, any type. */
+/* A receive WQE that cannot be used (its SGEs or keys are bad): the QP to Error, any type;
+ * RC NAKs @p code first. */
 static int resp_wqe_fatal(const struct droce_transport_env *env, struct droce_tqp *q, uint8_t code,
 			  uint32_t psn, enum ibv_event_type ev)
 {
@@ -122,6 +111,15 @@ static int resp_wqe_fatal(const struct droce_transport_env *env, struct droce_tq
 		droce_rc_send_ack(env, q, droce_aeth_syndrome_make(DROCE_AETH_NAK, code), psn);
 	droce_rc_to_error(env, q, ev);
 	return -EIO;
+}
+
+/* A request the responder cannot take: as above on RC; on UC the message dropped only. */
+static int resp_fatal(const struct droce_transport_env *env, struct droce_tqp *q, uint8_t code,
+		      uint32_t psn, enum ibv_event_type ev)
+{
+	if (q->type == IBV_QPT_UC)
+		return uc_drop_msg(q, psn);
+	return resp_wqe_fatal(env, q, code, psn, ev);
 }
 
 /*

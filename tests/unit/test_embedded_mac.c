@@ -13,6 +13,7 @@
 #include <infiniband/verbs.h>
 
 #include <droce_engine.h>
+#include <droce_wire_hdr.h>
 
 static char sock[64];
 
@@ -36,19 +37,6 @@ static struct ibv_context *open_only(const char *extra)
 	return ctx;
 }
 
-/* The EUI-64 interface id of @p mac, as the link-local GID carries it. */
-static void eui64(const uint8_t mac[6], uint8_t id[8])
-{
-	id[0] = mac[0] ^ 0x02;
-	id[1] = mac[1];
-	id[2] = mac[2];
-	id[3] = 0xff;
-	id[4] = 0xfe;
-	id[5] = mac[3];
-	id[6] = mac[4];
-	id[7] = mac[5];
-}
-
 Test(embedded_mac, device_without_mac_takes_its_own, .timeout = 30)
 {
 	static const uint8_t index_default[6] = {0x02, 0xd0, 0x0c, 0x00, 0x00, 0x01};
@@ -61,7 +49,7 @@ Test(embedded_mac, device_without_mac_takes_its_own, .timeout = 30)
 	cr_assert_eq(droce_engine_port_info("droce0", &info), 0);
 	cr_expect_neq(memcmp(info.mac, index_default, 6), 0, "not the index-based default");
 	cr_assert_eq(ibv_query_gid(ctx, 1, 0, &gid), 0);
-	eui64(info.mac, id);
+	droce_eui64_from_mac(info.mac, id); /* tested in test_wire_hdr.c */
 	cr_expect_eq(memcmp(gid.raw + 8, id, 8), 0, "the link-local GID is the device's MAC's");
 	guid = ibv_get_device_guid(ctx->device);
 	cr_expect_eq(memcmp(&guid, id, 8), 0, "so is the node GUID");
@@ -80,7 +68,7 @@ Test(embedded_mac, configured_mac_wins, .timeout = 30)
 	cr_assert_eq(droce_engine_port_info("droce0", &info), 0);
 	cr_expect_eq(memcmp(info.mac, mac, 6), 0, "the port sends from the configured MAC");
 	cr_assert_eq(ibv_query_gid(ctx, 1, 0, &gid), 0);
-	eui64(mac, id);
+	droce_eui64_from_mac(mac, id);
 	cr_expect_eq(memcmp(gid.raw + 8, id, 8), 0);
 	ibv_close_device(ctx);
 	unlink(sock);
