@@ -48,6 +48,21 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (to_dctx(pd->context)->remote != NULL) {
+		/* droced's engine resolves the id: the AH lives there */
+		ah->attr = *attr;
+		ah->ibah.context = pd->context;
+		ah->ibah.pd = pd;
+		rc = droce_remote_ah_create(ah, pd);
+		if (rc != 0) {
+			free(ah);
+			errno = rc;
+			return NULL;
+		}
+		ah->ibah.handle = ah->id;
+		droce_pd_get(to_dpd(pd));
+		return &ah->ibah;
+	}
 	pthread_mutex_lock(&ah_lock);
 	for (i = 0; i < DROCE_MAX_AH; i++) {
 		uint32_t cand = (ah_next + i) % DROCE_MAX_AH;
@@ -82,6 +97,16 @@ int ibv_destroy_ah(struct ibv_ah *ibah)
 {
 	struct droce_ah *ah = to_dah(ibah);
 
+	if (ah->remote_handle != 0) {
+		int rc = droce_remote_destroy(ibah->context, DPROTO_DESTROY_AH, ah->remote_handle,
+					      NULL);
+
+		if (rc != 0)
+			return rc;
+		droce_pd_put(to_dpd(ibah->pd));
+		free(ah);
+		return 0;
+	}
 	droce_embedded_ah_del(ah);
 	pthread_mutex_lock(&ah_lock);
 	__atomic_store_n(&ah_table[ah->id], NULL, __ATOMIC_RELEASE);

@@ -57,20 +57,14 @@ static void event_reported(const struct ibv_async_event *ev)
 		__atomic_fetch_add(reported, 1, __ATOMIC_RELAXED);
 }
 
-int droce_async_push(struct ibv_context *context, const struct ibv_async_event *ev)
+int droce_async_queue(struct droce_context *c, const struct ibv_async_event *ev)
 {
-	static const uint64_t one = 1;
-	struct droce_context *c = to_dctx(context);
-
-	pthread_mutex_lock(&c->async_lock);
 	if (c->async_count == c->async_cap) {
 		unsigned int cap = c->async_cap ? c->async_cap * 2 : 16, i;
 		struct ibv_async_event *q = malloc(cap * sizeof(*q));
 
-		if (q == NULL) {
-			pthread_mutex_unlock(&c->async_lock);
+		if (q == NULL)
 			return -ENOMEM;
-		}
 		for (i = 0; i < c->async_count; i++)
 			q[i] = c->async_q[(c->async_head + i) % c->async_cap];
 		free(c->async_q);
@@ -80,7 +74,20 @@ int droce_async_push(struct ibv_context *context, const struct ibv_async_event *
 	}
 	c->async_q[(c->async_head + c->async_count) % c->async_cap] = *ev;
 	c->async_count++;
+	return 0;
+}
+
+int droce_async_push(struct ibv_context *context, const struct ibv_async_event *ev)
+{
+	static const uint64_t one = 1;
+	struct droce_context *c = to_dctx(context);
+	int rc;
+
+	pthread_mutex_lock(&c->async_lock);
+	rc = droce_async_queue(c, ev);
 	pthread_mutex_unlock(&c->async_lock);
+	if (rc != 0)
+		return rc;
 	return write(c->async_efd, &one, sizeof(one)) == sizeof(one) ? 0 : -errno;
 }
 
@@ -96,6 +103,7 @@ void droce_async_forget(struct ibv_context *context, const void *object)
 	unsigned int i, kept = 0;
 	uint64_t v;
 
+	droce_remote_async_pull(c); /* droced's events about it are here too */
 	pthread_mutex_lock(&c->async_lock);
 	for (i = 0; i < c->async_count; i++) {
 		struct ibv_async_event *e = &c->async_q[(c->async_head + i) % c->async_cap];
@@ -128,6 +136,7 @@ int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *eve
 		/* blocks unless the application made async_fd non-blocking */
 		if (read(context->async_fd, &v, sizeof(v)) != sizeof(v))
 			return -1;
+		droce_remote_async_pull(c);
 		pthread_mutex_lock(&c->async_lock);
 		if (c->async_count > 0) {
 			*event = c->async_q[c->async_head];

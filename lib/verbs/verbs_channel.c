@@ -20,7 +20,17 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 		errno = ENOMEM;
 		return NULL;
 	}
-	ch->ibch.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (to_dctx(context)->remote != NULL) {
+		int rc = droce_remote_channel_create(ch, context);
+
+		if (rc != 0) {
+			free(ch);
+			errno = rc;
+			return NULL;
+		}
+	} else {
+		ch->ibch.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	}
 	if (ch->ibch.fd < 0) {
 		free(ch);
 		return NULL;
@@ -38,7 +48,15 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	/* libibverbs: EBUSY while CQs still use the channel */
 	if (__atomic_load_n(&ch->users, __ATOMIC_ACQUIRE) != 0)
 		return EBUSY;
+	if (ch->remote_handle != 0) {
+		int rc = droce_remote_destroy(channel->context, DPROTO_DESTROY_CHANNEL,
+					      ch->remote_handle, NULL);
+
+		if (rc != 0)
+			return rc;
+	}
 	close(channel->fd);
+	free(ch->cqs);
 	pthread_mutex_destroy(&ch->lock);
 	free(ch->pending);
 	free(ch);
@@ -49,6 +67,9 @@ int droce_channel_push(struct droce_comp_channel *ch, struct droce_cq *cq)
 {
 	static const uint64_t one = 1;
 
+	/* droced's channel: the application tells its CQs apart by their notify_count */
+	if (ch->exported)
+		return write(ch->ibch.fd, &one, sizeof(one)) == sizeof(one) ? 0 : -errno;
 	pthread_mutex_lock(&ch->lock);
 	if (ch->count == ch->cap) {
 		unsigned int cap = ch->cap ? ch->cap * 2 : 16, i;
@@ -105,6 +126,13 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void 
 	struct droce_cq *dcq = NULL;
 	uint64_t v;
 
+	if (ch->remote_handle != 0) {
+		if (droce_remote_get_cq_event(ch, &dcq) != 0)
+			return -1;
+		*cq = droce_cq_ibcq(dcq);
+		*cq_context = dcq->ibcq.cq_context;
+		return 0;
+	}
 	for (;;) {
 		/* blocks unless the application made the fd non-blocking */
 		if (read(channel->fd, &v, sizeof(v)) != sizeof(v))

@@ -123,7 +123,9 @@ struct ibv_cq_ex *droce_create_cq_ex(struct ibv_context *context, struct ibv_cq_
 		errno = ENOMEM;
 		return NULL;
 	}
-	rc = cq_setup(cq, attr->cqe);
+	cq->ibcq.context = context;
+	rc = to_dctx(context)->remote != NULL ? droce_remote_cq_create(cq, attr)
+					      : cq_setup(cq, attr->cqe);
 	if (rc != 0) {
 		free(cq);
 		errno = -rc;
@@ -139,8 +141,12 @@ struct ibv_cq_ex *droce_create_cq_ex(struct ibv_context *context, struct ibv_cq_
 	cq->ibcq.channel = attr->channel;
 	cq->ibcq.cq_context = attr->cq_context;
 	droce_cq_ex_init(cq);
-	rc = droce_embedded_cq_add(cq);
+	rc = cq->remote_handle != 0 ? 0 : droce_embedded_cq_add(cq);
+	if (rc == 0 && cq->remote_handle != 0 && attr->channel != NULL)
+		rc = -droce_remote_channel_join(to_dch(attr->channel), cq);
 	if (rc != 0) {
+		if (cq->remote_handle != 0)
+			droce_remote_destroy(context, DPROTO_DESTROY_CQ, cq->remote_handle, cq);
 		droce_shm_free(&cq->shm);
 		pthread_spin_destroy(&cq->lock);
 		pthread_mutex_destroy(&cq->ibcq.mutex);
@@ -183,6 +189,14 @@ int ibv_destroy_cq(struct ibv_cq *ibcq)
 
 	if (__atomic_load_n(&cq->users, __ATOMIC_ACQUIRE) != 0)
 		return EBUSY;
+	if (cq->remote_handle != 0) {
+		/* droced first: after this it signals nothing more about the CQ */
+		int rc = droce_remote_destroy(ibcq->context, DPROTO_DESTROY_CQ, cq->remote_handle,
+					      cq);
+
+		if (rc != 0)
+			return rc;
+	}
 	/* no async event names a freed CQ, and every reported one is acked (libibverbs) */
 	droce_async_forget(ibcq->context, ibcq);
 	pthread_mutex_lock(&cq->ibcq.mutex);
@@ -193,7 +207,10 @@ int ibv_destroy_cq(struct ibv_cq *ibcq)
 	if (ibcq->channel != NULL) {
 		struct droce_comp_channel *ch = to_dch(ibcq->channel);
 
-		droce_channel_forget(ch, cq);
+		if (ch->remote_handle != 0)
+			droce_remote_channel_forget(ch, cq);
+		else
+			droce_channel_forget(ch, cq);
 		/* libibverbs semantics: wait until every reported event is acknowledged */
 		pthread_mutex_lock(&cq->ibcq.mutex);
 		while (cq->ibcq.comp_events_completed !=

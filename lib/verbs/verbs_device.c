@@ -86,17 +86,29 @@ static int devices_load(void)
 	if (device_count >= 0)
 		return 0;
 	device_count = 0;
-	if (env == NULL || env[0] == '\0')
-		return 0;
-	n = droce_config_parse(env, cfg, DROCE_DEVICES_MAX, err, sizeof(err));
-	if (n < 0) {
-		fprintf(stderr, "droce: DROCE_DEVICES: %s\n", err);
-		return n;
+	if (droce_remote_mode()) {
+		/* droced's devices: no DPDK device here, nothing starts in this process */
+		n = droce_remote_devices(cfg, DROCE_DEVICES_MAX);
+		if (n < 0)
+			return n;
+	} else {
+		if (env == NULL || env[0] == '\0')
+			return 0;
+		n = droce_config_parse(env, cfg, DROCE_DEVICES_MAX, err, sizeof(err));
+		if (n < 0) {
+			fprintf(stderr, "droce: DROCE_DEVICES: %s\n", err);
+			return n;
+		}
 	}
 	for (i = 0; i < n; i++) {
 		devices[i] = device_new(&cfg[i], i);
 		if (devices[i] == NULL)
 			return -ENOMEM;
+		if (droce_remote_mode()) {
+			devices[i]->remote = true;
+			devices[i]->remote_index = (uint32_t)i;
+			devices[i]->mac_from_device = false; /* droced sent the port's own */
+		}
 		device_count = i + 1;
 	}
 	return 0;
@@ -178,6 +190,20 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 	c->vctx.sz = sizeof(c->vctx);
 	droce_context_ops_init(c);
+	if (c->dev->remote) {
+		int rc = droce_remote_open(c);
+
+		if (rc != 0) {
+			close(c->async_efd);
+			pthread_mutex_destroy(&c->lock);
+			pthread_mutex_destroy(&c->async_lock);
+			pthread_mutex_destroy(&c->vctx.context.mutex);
+			free(c);
+			errno = -rc;
+			return NULL;
+		}
+		return &c->vctx.context;
+	}
 	pthread_mutex_lock(&devices_lock);
 	droce_embedded_start(devices, device_count);
 	pthread_mutex_unlock(&devices_lock);
@@ -188,6 +214,7 @@ int ibv_close_device(struct ibv_context *context)
 {
 	struct droce_context *c = to_dctx(context);
 
+	droce_remote_close(c);
 	close(c->async_efd);
 	droce_async_fini(c);
 	pthread_mutex_destroy(&c->lock);
@@ -296,14 +323,17 @@ static void port_speed(uint32_t mbps, uint8_t *speed, uint8_t *width)
 	*width = table[i].width;
 }
 
-static void fill_port_attr(const struct droce_device *d, struct ibv_port_attr *a)
+static void fill_port_attr(struct droce_context *c, struct ibv_port_attr *a)
 {
-	bool link_up = false;
+	const struct droce_device *d = c->dev;
+	bool link_up = false, known;
 	uint32_t speed = d->port.speed_mbps;
 
 	memset(a, 0, sizeof(*a));
 	/* the link is up only while the engine runs the port and its PMD says so */
-	if (droce_embedded_port(d, &link_up, &speed) && d->port.speed_mbps != 0)
+	known = c->remote != NULL ? droce_remote_port(c, &link_up, &speed)
+				  : droce_embedded_port(d, &link_up, &speed);
+	if (known && d->port.speed_mbps != 0)
 		speed = d->port.speed_mbps; /* configured speeds win over the PMD's */
 	a->state = link_up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
 	a->phys_state = a->state == IBV_PORT_ACTIVE ? 5 /* LinkUp */ : 3 /* Disabled */;
@@ -325,7 +355,7 @@ static int query_port(struct ibv_context *context, uint8_t port_num,
 
 	if (port_num != 1)
 		return EINVAL;
-	fill_port_attr(to_dctx(context)->dev, &a);
+	fill_port_attr(to_dctx(context), &a);
 	/* a caller built with a newer, larger struct gets zeros past what droce knows */
 	memset(port_attr, 0, port_attr_len);
 	memcpy(port_attr, &a, port_attr_len < sizeof(a) ? port_attr_len : sizeof(a));

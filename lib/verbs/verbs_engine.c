@@ -118,6 +118,8 @@ int droce_engine_cq_notify(struct ibv_cq *ibcq, bool solicited)
 	if (__atomic_load_n(&cq->ctl->arm_solicited, __ATOMIC_RELAXED) && !solicited)
 		return 0;
 	__atomic_store_n(&cq->ctl->notified_seq, arm, __ATOMIC_RELEASE);
+	/* pairs with the acquire load in droce_remote_get_cq_event(): counted before the fd */
+	__atomic_store_n(&cq->ctl->notify_count, cq->ctl->notify_count + 1, __ATOMIC_RELEASE);
 	rc = droce_channel_push(to_dch(ibcq->channel), cq);
 	return rc != 0 ? rc : 1;
 }

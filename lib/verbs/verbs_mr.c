@@ -79,11 +79,22 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, ui
 		errno = ENOMEM;
 		return NULL;
 	}
-	rc = droce_mr_reg(t, to_dpd(pd)->id, addr, length, iova, acc, 0, &keys);
-	if (rc != 0) {
-		free(mr);
-		errno = -rc;
-		return NULL;
+	if (to_dctx(pd->context)->remote != NULL) {
+		rc = droce_remote_reg_mr(mr, pd, addr, length, iova, acc);
+		if (rc != 0) {
+			free(mr);
+			errno = rc;
+			return NULL;
+		}
+		keys.lkey = mr->ibmr.lkey;
+		keys.rkey = mr->ibmr.rkey;
+	} else {
+		rc = droce_mr_reg(t, to_dpd(pd)->id, addr, length, iova, acc, 0, &keys);
+		if (rc != 0) {
+			free(mr);
+			errno = -rc;
+			return NULL;
+		}
 	}
 	mr->ibmr.context = pd->context;
 	mr->ibmr.pd = pd;
@@ -148,6 +159,10 @@ int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr, 
 		errno = rc != 0 ? rc : ENOMEM;
 		return IBV_REREG_MR_ERR_INPUT;
 	}
+	if (DROCE_CONTAINER_OF(ibmr, struct droce_mr, ibmr)->remote_handle != 0) {
+		errno = EOPNOTSUPP; /* through droced: deregister and register again */
+		return IBV_REREG_MR_ERR_INPUT;
+	}
 	rc = droce_mr_rereg(t, ibmr->lkey, (unsigned int)flags, to_dpd(new_pd)->id, addr, length,
 			    (uintptr_t)addr, acc, &keys);
 	if (rc != 0) {
@@ -172,8 +187,20 @@ int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr, 
 
 int ibv_dereg_mr(struct ibv_mr *ibmr)
 {
+	struct droce_mr *mr = DROCE_CONTAINER_OF(ibmr, struct droce_mr, ibmr);
 	struct droce_mr_table *t = droce_verbs_mr_table();
-	int rc = t != NULL ? droce_mr_dereg(t, ibmr->lkey) : -EINVAL;
+	int rc;
+
+	if (mr->remote_handle != 0) {
+		/* droced deregisters, waits for its engine and unmaps */
+		rc = droce_remote_destroy(ibmr->context, DPROTO_DEREG_MR, mr->remote_handle, NULL);
+		if (rc != 0)
+			return rc;
+		droce_pd_put(to_dpd(ibmr->pd));
+		free(mr);
+		return 0;
+	}
+	rc = t != NULL ? droce_mr_dereg(t, ibmr->lkey) : -EINVAL;
 
 	if (rc != 0)
 		return -rc; /* EBUSY while windows are bound to it */
@@ -200,8 +227,14 @@ struct ibv_mw *droce_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 		errno = ENOMEM;
 		return NULL;
 	}
-	rc = droce_mw_alloc(t, to_dpd(pd)->id,
-			    type == IBV_MW_TYPE_1 ? DROCE_MW_TYPE_1 : DROCE_MW_TYPE_2, &mw->handle);
+	if (to_dctx(pd->context)->remote != NULL) {
+		rc = -droce_remote_alloc_mw(mw, pd, type);
+	} else {
+		rc = droce_mw_alloc(t, to_dpd(pd)->id,
+				    type == IBV_MW_TYPE_1 ? DROCE_MW_TYPE_1 : DROCE_MW_TYPE_2,
+				    &mw->handle);
+		mw->ibmw.rkey = mw->handle;
+	}
 	if (rc != 0) {
 		free(mw);
 		errno = -rc;
@@ -209,7 +242,6 @@ struct ibv_mw *droce_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 	}
 	mw->ibmw.context = pd->context;
 	mw->ibmw.pd = pd;
-	mw->ibmw.rkey = mw->handle;
 	mw->ibmw.handle = mw->handle;
 	mw->ibmw.type = type;
 	droce_pd_get(to_dpd(pd));
@@ -219,7 +251,17 @@ struct ibv_mw *droce_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 int droce_dealloc_mw(struct ibv_mw *ibmw)
 {
 	struct droce_mw *mw = to_dmw(ibmw);
-	int rc = droce_mw_dealloc(droce_verbs_mr_table(), mw->handle);
+	int rc;
+
+	if (mw->remote_handle != 0) {
+		rc = droce_remote_destroy(ibmw->context, DPROTO_DEALLOC_MW, mw->remote_handle, NULL);
+		if (rc != 0)
+			return rc;
+		droce_pd_put(to_dpd(ibmw->pd));
+		free(mw);
+		return 0;
+	}
+	rc = droce_mw_dealloc(droce_verbs_mr_table(), mw->handle);
 
 	if (rc != 0)
 		return -rc;

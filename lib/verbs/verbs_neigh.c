@@ -35,6 +35,16 @@ int ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr 
 			return 0;
 		}
 	}
+	if (to_dctx(context)->remote != NULL) {
+		struct droce_dproto_resolve_req req = {.gid = attr->grh.dgid};
+		struct droce_dproto_resolve_rep rep;
+		int rc = droce_remote_call(to_dctx(context), DPROTO_RESOLVE_L2, 0, &req,
+					   sizeof(req), -1, &rep, sizeof(rep), NULL, NULL);
+
+		if (rc == 0)
+			memcpy(eth_mac, rep.mac, 6);
+		return rc;
+	}
 	fn = __atomic_load_n(&neigh_resolve, __ATOMIC_ACQUIRE);
 	if (fn == NULL)
 		return EHOSTUNREACH; /* no engine runs the port: no neighbour is known */

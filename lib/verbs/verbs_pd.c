@@ -22,6 +22,18 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	pthread_mutex_unlock(&c->lock);
 	pd->ibpd.context = context;
 	pd->ibpd.handle = pd->id;
+	if (c->remote != NULL) {
+		int rc = droce_remote_alloc_pd(pd);
+
+		if (rc != 0) {
+			pthread_mutex_lock(&c->lock);
+			c->pd_count--;
+			pthread_mutex_unlock(&c->lock);
+			free(pd);
+			errno = rc;
+			return NULL;
+		}
+	}
 	return &pd->ibpd;
 }
 
@@ -33,6 +45,13 @@ int ibv_dealloc_pd(struct ibv_pd *ibpd)
 	/* libibverbs: EBUSY while objects still use the PD */
 	if (__atomic_load_n(&pd->users, __ATOMIC_ACQUIRE) != 0)
 		return EBUSY;
+	if (pd->remote_handle != 0) {
+		int rc = droce_remote_destroy(ibpd->context, DPROTO_DEALLOC_PD, pd->remote_handle,
+					      NULL);
+
+		if (rc != 0)
+			return rc;
+	}
 	pthread_mutex_lock(&c->lock);
 	c->pd_count--;
 	pthread_mutex_unlock(&c->lock);

@@ -17,6 +17,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "droce_dproto.h"
 #include "droce_engine.h"
 #include "droce_ring.h"
 #include "droce_wqe.h"
@@ -84,6 +85,8 @@ struct droce_device {
 	__be64 node_guid;
 	unsigned int gid_count;
 	union ibv_gid gid[DROCE_GID_TABLE_LEN];
+	bool remote;           /**< a device of droced (DROCE_DAEMON), not of this process */
+	uint32_t remote_index; /**< its index in droced's list */
 };
 
 /** The port's MAC is now @p mac: the node GUID and the GID table follow (verbs_device.c). */
@@ -104,6 +107,7 @@ struct droce_context {
 	pthread_mutex_t async_lock;
 	struct ibv_async_event *async_q;
 	unsigned int async_head, async_count, async_cap;
+	struct droce_remote *remote; /**< the connection to droced, NULL when embedded */
 };
 
 static inline struct droce_context *to_dctx(struct ibv_context *c)
@@ -123,6 +127,7 @@ void droce_context_ops_init_objects(struct droce_context *c);
 struct droce_pd {
 	struct ibv_pd ibpd;
 	uint32_t id;
+	uint32_t remote_handle; /**< droced's handle of the PD, 0 when embedded */
 	uint32_t users; /**< MRs, MWs, QPs, SRQs, AHs made in it (atomic) */
 };
 
@@ -168,7 +173,8 @@ struct droce_cq_ctl {
 	uint8_t pad0[56];
 	uint32_t notified_seq; /**< written by the engine (release) */
 	uint32_t overrun;      /**< written by the engine: a CQE found the ring full */
-	uint8_t pad1[56];
+	uint32_t notify_count; /**< written by the engine: channel events signalled (release) */
+	uint8_t pad1[52];
 };
 
 struct droce_comp_channel;
@@ -189,6 +195,8 @@ struct droce_cq {
 	uint32_t events_reported; /* channel events handed out by ibv_get_cq_event() */
 	int32_t engine_id;        /* the embedded engine's id of the CQ, -1 when none */
 	uint32_t async_reported;  /* async events handed out by ibv_get_async_event() */
+	uint32_t remote_handle;   /* droced's handle of the CQ, 0 when embedded */
+	uint32_t notify_taken;    /* droced: ctl->notify_count already handed out */
 };
 
 static inline struct droce_cq *to_dcq(struct ibv_cq *cq)
@@ -216,6 +224,11 @@ struct droce_comp_channel {
 	struct droce_cq **pending; /* CQs with an event not yet taken, in order */
 	unsigned int head, count, cap;
 	uint32_t users; /* CQs using the channel */
+	/* droced: the daemon's channel, whose events the CQs' notify_count tell apart */
+	bool exported;          /* in droced: counted on the fd only, no pending queue */
+	uint32_t remote_handle; /* in an application: droced's handle, 0 when embedded */
+	struct droce_cq **cqs;  /* in an application: the CQs on a droced channel */
+	unsigned int n_cqs, cqs_cap, next_cq;
 };
 
 static inline struct droce_comp_channel *to_dch(struct ibv_comp_channel *ch)
@@ -257,6 +270,7 @@ struct droce_srq {
 	uint32_t users;          /* QPs attached (atomic) */
 	int32_t engine_id;       /* the embedded engine's id of the SRQ, -1 when none */
 	uint32_t async_reported; /* async events handed out by ibv_get_async_event() */
+	uint32_t remote_handle;  /* droced's handle of the SRQ, 0 when embedded */
 };
 
 static inline struct droce_srq *to_dsrq(struct ibv_srq *s)
@@ -304,6 +318,10 @@ struct droce_qp {
 	int wr_err;          /* first error of the session */
 	struct droce_send_wqe *wr_cur;
 	uint32_t async_reported; /* async events handed out by ibv_get_async_event() */
+	uint32_t remote_handle;  /* droced's handle of the QP, 0 when embedded */
+	/* droced: whether the application behind the QP may set controlled Q_Keys;
+	 * -1 until set, and then the process's own privilege counts */
+	int8_t privileged;
 };
 
 static inline struct droce_qp *to_dqp(struct ibv_qp *qp)
@@ -344,6 +362,7 @@ struct droce_ah {
 	struct ibv_ah ibah;
 	uint32_t id; /**< what UD WQEs carry; the engine resolves it */
 	struct ibv_ah_attr attr;
+	uint32_t remote_handle; /**< droced's handle of the AH, 0 when embedded */
 };
 
 static inline struct droce_ah *to_dah(struct ibv_ah *a)
@@ -364,11 +383,13 @@ struct droce_mr_table;
 
 struct droce_mr {
 	struct ibv_mr ibmr;
+	uint32_t remote_handle; /**< droced's handle of the MR, 0 when embedded */
 };
 
 struct droce_mw {
 	struct ibv_mw ibmw;
-	uint32_t handle; /**< the window in the key table */
+	uint32_t handle;        /**< the window in the key table */
+	uint32_t remote_handle; /**< droced's handle of the MW, 0 when embedded */
 };
 
 static inline struct droce_mw *to_dmw(struct ibv_mw *m)
@@ -391,6 +412,8 @@ int droce_mw_bind_encode(const struct droce_qp *qp, struct ibv_mw *mw, uint32_t 
 
 /** Queue an async event on its context and wake async_fd: for the engine. 0 or -errno. */
 int droce_async_push(struct ibv_context *context, const struct ibv_async_event *ev);
+/** Queue an event whose count is already on async_fd (droced counted it), under async_lock. */
+int droce_async_queue(struct droce_context *c, const struct ibv_async_event *ev);
 void droce_async_fini(struct droce_context *c);
 /**
  * Before a QP, CQ or SRQ is freed: drop its events not yet taken from the
@@ -437,5 +460,64 @@ void droce_embedded_qp_modify(struct droce_qp *qp, const struct ibv_qp_attr *att
 void droce_embedded_qp_del(struct droce_qp *qp);
 void droce_embedded_ah_add(struct droce_ah *ah);
 void droce_embedded_ah_del(struct droce_ah *ah);
+
+/* ------------------------------------------------------------ verbs_remote.c */
+
+/** The connection of a context to droced: the control path of its objects. */
+struct droce_remote {
+	int sock;
+	uint32_t seq;
+	pthread_mutex_t lock; /* one request on the socket at a time */
+	struct droce_shm events;
+	struct droce_ring_cons ev; /* async events droced produces */
+	/* handle -> object, for the events; kind checked by the event type */
+	void **objs;
+	uint32_t n_objs;
+};
+
+/** DROCE_DAEMON names droced's socket: devices are droced's, objects live there. */
+bool droce_remote_mode(void);
+/** droced's devices as port configurations (no vdev: nothing starts here). Count or -errno. */
+int droce_remote_devices(struct droce_port_cfg *cfg, int max);
+/** Connect a new context to droced and open its device there. 0 or -errno. */
+int droce_remote_open(struct droce_context *c);
+void droce_remote_close(struct droce_context *c);
+/**
+ * One request and its reply. @p fd_out (may be NULL) receives the reply's
+ * descriptor, @p handle_out (may be NULL) its handle. 0 or a positive errno
+ * (EPIPE once droced is gone).
+ */
+int droce_remote_call(struct droce_context *c, uint32_t op, uint32_t handle, const void *req,
+		      size_t req_len, int fd_in, void *rep, size_t rep_len, uint32_t *handle_out,
+		      int *fd_out);
+/** Map a queue's memory droced sent (@p fd is consumed). 0 or -errno. */
+int droce_remote_map(int fd, const struct droce_dproto_shm *s, struct droce_shm *m);
+/** Let events name @p obj by @p handle (NULL forgets it). */
+void droce_remote_bind(struct droce_context *c, uint32_t handle, void *obj);
+/** Move the events droced published into the context's queue. */
+void droce_remote_async_pull(struct droce_context *c);
+/** The port as droced runs it: false when droced cannot say. */
+bool droce_remote_port(struct droce_context *c, bool *link_up, uint32_t *speed_mbps);
+
+/* ------------------------------------------------------- verbs_remote_obj.c */
+
+int droce_remote_alloc_pd(struct droce_pd *pd);
+int droce_remote_cq_create(struct droce_cq *cq, const struct ibv_cq_init_attr_ex *attr);
+int droce_remote_srq_create(struct droce_srq *srq, struct ibv_pd *pd, struct ibv_srq_init_attr *a);
+int droce_remote_qp_create(struct droce_qp *qp, const struct ibv_qp_init_attr_ex *a);
+int droce_remote_qp_modify(struct droce_qp *qp, struct ibv_qp_attr *attr, int mask);
+int droce_remote_ah_create(struct droce_ah *ah, struct ibv_pd *pd);
+int droce_remote_reg_mr(struct droce_mr *mr, struct ibv_pd *pd, void *addr, size_t length,
+			uint64_t iova, unsigned int access);
+int droce_remote_alloc_mw(struct droce_mw *mw, struct ibv_pd *pd, enum ibv_mw_type type);
+int droce_remote_channel_create(struct droce_comp_channel *ch, struct ibv_context *context);
+/** Destroy droced's object behind @p handle (@p op a DESTROY/DEALLOC/DEREG). 0 or errno. */
+int droce_remote_destroy(struct ibv_context *context, uint32_t op, uint32_t handle, void *obj);
+/** A CQ joins its droced channel. 0 or ENOMEM. */
+int droce_remote_channel_join(struct droce_comp_channel *ch, struct droce_cq *cq);
+/** ibv_get_cq_event() on a droced channel. */
+int droce_remote_get_cq_event(struct droce_comp_channel *ch, struct droce_cq **cq);
+/** A CQ leaves its droced channel: take back its counts not yet taken. */
+void droce_remote_channel_forget(struct droce_comp_channel *ch, struct droce_cq *cq);
 
 #endif /* DROCE_VERBS_PRIV_H */

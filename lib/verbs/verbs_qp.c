@@ -136,7 +136,9 @@ struct ibv_qp *droce_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 		errno = ENOMEM;
 		return NULL;
 	}
-	rc = qp_rings(qp, a);
+	qp->privileged = -1;
+	qp->qpx.qp_base.context = context;
+	rc = to_dctx(context)->remote != NULL ? droce_remote_qp_create(qp, a) : qp_rings(qp, a);
 	if (rc != 0) {
 		free(qp);
 		errno = -rc;
@@ -162,18 +164,20 @@ struct ibv_qp *droce_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 	ib->events_completed = 0;
 	pthread_mutex_init(&ib->mutex, NULL);
 	pthread_cond_init(&ib->cond, NULL);
-	ib->qp_num = __atomic_fetch_add(&next_qpn, 1, __ATOMIC_RELAXED) & 0xffffff;
+	if (qp->remote_handle == 0) {
+		ib->qp_num = __atomic_fetch_add(&next_qpn, 1, __ATOMIC_RELAXED) & 0xffffff;
+		qp->ctl->state = IBV_QPS_RESET;
+	} /* else droced numbered it and wrote its control words */
 	ib->handle = ib->qp_num;
 	qp->attr.qp_state = IBV_QPS_RESET;
 	qp->attr.cur_qp_state = IBV_QPS_RESET;
 	qp->attr.cap = qp->cap;
-	qp->ctl->state = IBV_QPS_RESET;
 	/* hold the CQs and the SRQ before the engine can complete to them */
 	__atomic_fetch_add(&to_dcq(a->send_cq)->users, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&to_dcq(a->recv_cq)->users, 1, __ATOMIC_RELAXED);
 	if (qp->srq != NULL)
 		__atomic_fetch_add(&qp->srq->users, 1, __ATOMIC_RELAXED);
-	rc = droce_embedded_qp_add(qp);
+	rc = qp->remote_handle != 0 ? 0 : droce_embedded_qp_add(qp);
 	if (rc != 0) {
 		__atomic_fetch_sub(&to_dcq(a->send_cq)->users, 1, __ATOMIC_RELEASE);
 		__atomic_fetch_sub(&to_dcq(a->recv_cq)->users, 1, __ATOMIC_RELEASE);
@@ -243,7 +247,7 @@ static void qp_limits(const struct droce_qp *qp, struct droce_qp_attr_limits *li
 	lim->max_rd_atomic = DROCE_MAX_RD_ATOMIC;
 	lim->max_dest_rd_atomic = DROCE_MAX_RD_ATOMIC;
 	lim->max_mtu = droce_mtu_for_eth(d->port.eth_mtu);
-	lim->privileged = geteuid() == 0;
+	lim->privileged = qp->privileged >= 0 ? qp->privileged != 0 : geteuid() == 0;
 }
 
 /* Keep the attributes given, for ibv_query_qp(). */
@@ -299,7 +303,22 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 	pthread_mutex_lock(&c->lock);
 	cur = droce_qp_state(qp);
 	rc = droce_qp_attr_check(ibqp->qp_type, cur, attr, attr_mask, &lim, &next);
-	if (rc == 0) {
+	if (rc == 0 && qp->remote_handle != 0) {
+		/* droced checks again, writes the control words and tells its engine */
+		rc = droce_remote_qp_modify(qp, attr, attr_mask);
+		if (rc == 0) {
+			if (next == IBV_QPS_RESET) {
+				memset(&qp->attr, 0, sizeof(qp->attr));
+				qp->attr.cap = qp->cap;
+				qp_rings_reset(qp, false); /* droced emptied them: attach again */
+			} else {
+				qp_store_attr(qp, attr, attr_mask);
+			}
+			qp->attr.qp_state = next;
+			qp->attr.cur_qp_state = next;
+			ibqp->state = next;
+		}
+	} else if (rc == 0) {
 		if (next == IBV_QPS_RESET) {
 			memset(&qp->attr, 0, sizeof(qp->attr));
 			qp->attr.cap = qp->cap;
@@ -354,7 +373,15 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	struct droce_qp *qp = to_dqp(ibqp);
 
 	/* the engine lets go first: after this no event about the QP can be raised */
-	droce_embedded_qp_del(qp);
+	if (qp->remote_handle != 0) {
+		int rc = droce_remote_destroy(ibqp->context, DPROTO_DESTROY_QP, qp->remote_handle,
+					      qp);
+
+		if (rc != 0)
+			return rc;
+	} else {
+		droce_embedded_qp_del(qp);
+	}
 	/* libibverbs semantics: no event names a freed QP, and every reported one is acked */
 	droce_async_forget(ibqp->context, ibqp);
 	pthread_mutex_lock(&ibqp->mutex);

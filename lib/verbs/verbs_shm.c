@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Shared memory for queues: each queue's rings live in a memfd mapping, so
- * that the engine can map them too (in this process now; in droced, from the
- * file descriptor passed over its socket).
+ * that droced can hand the file descriptor to the application it serves. The
+ * size is sealed: an application holding the descriptor cannot shrink the
+ * file under the engine's mapping (which would be a SIGBUS in droced).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -13,10 +15,11 @@
 int droce_shm_alloc(struct droce_shm *m, size_t len, const char *name)
 {
 	m->len = (len + 4095) & ~(size_t)4095;
-	m->fd = memfd_create(name, MFD_CLOEXEC);
+	m->fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (m->fd < 0)
 		return -errno;
-	if (ftruncate(m->fd, (off_t)m->len) != 0)
+	if (ftruncate(m->fd, (off_t)m->len) != 0 ||
+	    fcntl(m->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
 		goto out_close;
 	m->addr = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
 	if (m->addr == MAP_FAILED)

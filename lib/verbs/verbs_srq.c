@@ -36,6 +36,18 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 		errno = ENOMEM;
 		return NULL;
 	}
+	srq->ibsrq.context = pd->context;
+	if (to_dctx(pd->context)->remote != NULL) {
+		rc = droce_remote_srq_create(srq, pd, attr);
+		if (rc != 0) {
+			free(srq);
+			errno = -rc;
+			return NULL;
+		}
+		slots = srq->max_wr;
+		sge = srq->max_sge;
+		goto created;
+	}
 	slots = droce_pow2_at_least(a->max_wr);
 	sge = a->max_sge ? a->max_sge : 1;
 	srq->slot_size = (uint32_t)(sizeof(struct droce_recv_wqe) + sge * sizeof(struct droce_sge));
@@ -57,13 +69,14 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 	}
 	srq->max_wr = slots;
 	srq->max_sge = sge;
+created:
 	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_mutex_init(&srq->ibsrq.mutex, NULL);
 	pthread_cond_init(&srq->ibsrq.cond, NULL);
 	srq->ibsrq.context = pd->context;
 	srq->ibsrq.srq_context = attr->srq_context;
 	srq->ibsrq.pd = pd;
-	rc = droce_embedded_srq_add(srq);
+	rc = srq->remote_handle != 0 ? 0 : droce_embedded_srq_add(srq);
 	if (rc != 0) {
 		droce_shm_free(&srq->shm);
 		pthread_spin_destroy(&srq->lock);
@@ -116,6 +129,13 @@ int ibv_destroy_srq(struct ibv_srq *ibsrq)
 
 	if (__atomic_load_n(&srq->users, __ATOMIC_ACQUIRE) != 0)
 		return EBUSY;
+	if (srq->remote_handle != 0) {
+		int rc = droce_remote_destroy(ibsrq->context, DPROTO_DESTROY_SRQ,
+					      srq->remote_handle, srq);
+
+		if (rc != 0)
+			return rc;
+	}
 	/* libibverbs semantics: no event names a freed SRQ, and every reported one is acked */
 	droce_async_forget(ibsrq->context, ibsrq);
 	pthread_mutex_lock(&ibsrq->mutex);

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* droced's view of its own verbs objects (droce_verbs_export.h). */
+#include <errno.h>
+#include <string.h>
+
+#include "droce_verbs_export.h"
+#include "verbs_priv.h"
+
+static void shm_layout(const struct droce_shm *m, const void *ring0, size_t len0, uint32_t slot0,
+		       const void *ring1, size_t len1, uint32_t slot1, struct droce_dproto_shm *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->len = m->len;
+	s->ring_off[0] = (uint64_t)((const uint8_t *)ring0 - (const uint8_t *)m->addr);
+	s->ring_len[0] = len0;
+	s->slot_size[0] = slot0;
+	if (ring1 != NULL) {
+		s->ring_off[1] = (uint64_t)((const uint8_t *)ring1 - (const uint8_t *)m->addr);
+		s->ring_len[1] = len1;
+		s->slot_size[1] = slot1;
+	}
+}
+
+int droce_export_cq(struct ibv_cq *ibcq, struct droce_dproto_shm *s, int *fd)
+{
+	struct droce_cq *cq = to_dcq(ibcq);
+
+	shm_layout(&cq->shm, cq->ring, cq->ring_len, sizeof(struct droce_cqe), NULL, 0, 0, s);
+	*fd = cq->shm.fd;
+	return *fd >= 0 ? 0 : -EINVAL;
+}
+
+int droce_export_srq(struct ibv_srq *ibsrq, struct droce_dproto_shm *s, int *fd)
+{
+	struct droce_srq *srq = to_dsrq(ibsrq);
+
+	shm_layout(&srq->shm, srq->ring, srq->ring_len, srq->slot_size, NULL, 0, 0, s);
+	*fd = srq->shm.fd;
+	return *fd >= 0 ? 0 : -EINVAL;
+}
+
+int droce_export_qp(struct ibv_qp *ibqp, struct droce_dproto_shm *s, int *fd)
+{
+	struct droce_qp *qp = to_dqp(ibqp);
+
+	shm_layout(&qp->shm, qp->sq_ring, qp->sq_len, qp->sq_slot_size, qp->rq_ring, qp->rq_len,
+		   qp->rq_slot_size, s);
+	*fd = qp->shm.fd;
+	return *fd >= 0 ? 0 : -EINVAL;
+}
+
+int droce_export_channel(struct ibv_comp_channel *channel)
+{
+	struct droce_comp_channel *ch = to_dch(channel);
+
+	pthread_mutex_lock(&ch->lock);
+	ch->exported = true;
+	pthread_mutex_unlock(&ch->lock);
+	return channel->fd;
+}
+
+void droce_export_qp_privileged(struct ibv_qp *qp, bool privileged)
+{
+	to_dqp(qp)->privileged = privileged ? 1 : 0;
+}
+
+uint32_t droce_export_ah_id(struct ibv_ah *ah)
+{
+	return to_dah(ah)->id;
+}
+
+uint32_t droce_export_mw_handle(struct ibv_mw *mw)
+{
+	return to_dmw(mw)->handle;
+}
+
+void droce_export_device(struct ibv_device *dev, struct droce_dproto_device *out)
+{
+	const struct droce_device *d = to_ddev(dev);
+	bool up = false;
+	uint32_t speed = 0;
+
+	memset(out, 0, sizeof(*out));
+	memcpy(out->name, d->port.name, sizeof(out->name));
+	out->name[sizeof(out->name) - 1] = '\0';
+	memcpy(out->mac, d->port.mac, 6);
+	out->eth_mtu = d->port.eth_mtu;
+	if (droce_embedded_port(d, &up, &speed) && d->port.speed_mbps != 0)
+		speed = d->port.speed_mbps; /* configured speeds win, as ibv_query_port() says */
+	out->link_up = up;
+	out->speed_mbps = speed;
+	out->n_ipv4 = d->port.n_ipv4 < DROCE_DPROTO_ADDR_MAX ? d->port.n_ipv4 : DROCE_DPROTO_ADDR_MAX;
+	memcpy(out->ipv4, d->port.ipv4, sizeof(out->ipv4[0]) * out->n_ipv4);
+	out->n_ipv6 = d->port.n_ipv6 < DROCE_DPROTO_ADDR_MAX ? d->port.n_ipv6 : DROCE_DPROTO_ADDR_MAX;
+	memcpy(out->ipv6, d->port.ipv6, sizeof(out->ipv6[0]) * out->n_ipv6);
+}

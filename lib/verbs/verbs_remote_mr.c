@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Memory registration through droced (doc/daemon.md): droced maps the very
+ * pages the application registers, from the file they are mapped from, and
+ * never copies. So the memory must be a shared mapping of a file droced can
+ * map and the application cannot shrink under it: a memfd sealed with
+ * F_SEAL_SHRINK (droce_alloc_shared() makes one, hugepages optional). The
+ * file is found from /proc/self/maps and a descriptor this process holds.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include "droce_dproto.h"
+#include "droce_shared.h"
+#include "verbs_priv.h"
+
+/* The file mapping behind [addr, addr + len): one file, shared, contiguous. */
+struct backing {
+	unsigned int dev_major, dev_minor;
+	uint64_t ino;
+	uint64_t file_off; /* of addr */
+	char path[PATH_MAX];
+};
+
+static int find_backing(uintptr_t addr, size_t len, struct backing *b)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[PATH_MAX + 128];
+	uintptr_t want = addr, end = addr + len;
+	bool first = true;
+	int rc = -EFAULT; /* nothing mapped there */
+
+	if (f == NULL)
+		return -errno;
+	while (want < end && fgets(line, sizeof(line), f) != NULL) {
+		uintptr_t lo, hi;
+		char perms[8], path[PATH_MAX] = "";
+		unsigned long long off, ino;
+		unsigned int maj, min;
+
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s %llx %x:%x %llu %4095[^\n]", &lo,
+			   &hi, perms, &off, &maj, &min, &ino, path) < 7)
+			continue;
+		if (hi <= want)
+			continue;
+		if (lo > want)
+			break; /* a hole */
+		if (perms[3] != 's' || ino == 0) {
+			rc = -EINVAL; /* private or anonymous: droced cannot see these pages */
+			break;
+		}
+		if (first) {
+			b->dev_major = maj;
+			b->dev_minor = min;
+			b->ino = ino;
+			b->file_off = off + (want - lo);
+			snprintf(b->path, sizeof(b->path), "%s", path[0] == ' ' ? path + 1 : path);
+			first = false;
+		} else if (maj != b->dev_major || min != b->dev_minor || ino != b->ino ||
+			   off + (want - lo) != b->file_off + (want - addr)) {
+			rc = -EINVAL; /* another file, or the same one out of order */
+			break;
+		}
+		want = hi;
+	}
+	fclose(f);
+	return want >= end ? 0 : rc;
+}
+
+static bool same_file(int fd, const struct backing *b)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_ino == b->ino &&
+	       major(st.st_dev) == b->dev_major && minor(st.st_dev) == b->dev_minor;
+}
+
+/* A descriptor of the file: one this process holds (a memfd), else the path. */
+static int backing_fd(const struct backing *b)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int fd = -1;
+
+	if (d != NULL) {
+		while (fd < 0 && (e = readdir(d)) != NULL) {
+			char *endp;
+			long n = strtol(e->d_name, &endp, 10);
+
+			if (*endp != '\0' || n < 0 || n == dirfd(d) || n > INT_MAX)
+				continue;
+			if (same_file((int)n, b))
+				fd = fcntl((int)n, F_DUPFD_CLOEXEC, 0);
+		}
+		closedir(d);
+	}
+	if (fd < 0 && b->path[0] == '/' && strstr(b->path, " (deleted)") == NULL) {
+		fd = open(b->path, O_RDWR | O_CLOEXEC);
+		if (fd >= 0 && !same_file(fd, b)) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	return fd;
+}
+
+int droce_remote_reg_mr(struct droce_mr *mr, struct ibv_pd *pd, void *addr, size_t length,
+			uint64_t iova, unsigned int access)
+{
+	struct droce_dproto_reg_mr_req req = {
+		.pd = to_dpd(pd)->remote_handle,
+		.access = access,
+		.iova = iova,
+		.length = length,
+	};
+	struct droce_dproto_reg_mr_rep rep;
+	struct backing b;
+	int fd, rc;
+
+	if (length == 0 || (uintptr_t)addr + length < (uintptr_t)addr)
+		return EINVAL;
+	rc = find_backing((uintptr_t)addr, length, &b);
+	fd = rc == 0 ? backing_fd(&b) : -1;
+	if (rc == 0 && fd < 0)
+		rc = -EINVAL;
+	if (rc == -EINVAL) {
+		fprintf(stderr,
+			"droce: ibv_reg_mr(%p, %zu): droced cannot map this memory; allocate "
+			"it with droce_alloc_shared() or map a memfd sealed with F_SEAL_SHRINK "
+			"(doc/daemon.md)\n",
+			addr, length);
+	}
+	if (rc != 0)
+		return -rc;
+	req.file_off = b.file_off;
+	rc = droce_remote_call(to_dctx(pd->context), DPROTO_REG_MR, 0, &req, sizeof(req), fd, &rep,
+			       sizeof(rep), &mr->remote_handle, NULL);
+	close(fd);
+	if (rc == EINVAL)
+		fprintf(stderr,
+			"droce: ibv_reg_mr(%p, %zu): droced refused the memory's file (it must be "
+			"a memfd sealed with F_SEAL_SHRINK: doc/daemon.md)\n",
+			addr, length);
+	if (rc != 0)
+		return rc;
+	mr->ibmr.lkey = rep.lkey;
+	mr->ibmr.rkey = rep.rkey;
+	mr->ibmr.handle = rep.lkey;
+	return 0;
+}
+
+void *droce_alloc_shared(size_t length, unsigned int flags)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned int mfd = MFD_CLOEXEC | MFD_ALLOW_SEALING;
+	size_t len;
+	void *p;
+	int fd;
+
+	if (length == 0 || (flags & ~DROCE_SHARED_HUGEPAGES)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (flags & DROCE_SHARED_HUGEPAGES)
+		mfd |= MFD_HUGETLB;
+	fd = memfd_create("droce-shared", mfd);
+	if (fd < 0)
+		return NULL;
+	len = (length + (size_t)page - 1) & ~((size_t)page - 1);
+	if (flags & DROCE_SHARED_HUGEPAGES) {
+		struct stat st;
+
+		if (fstat(fd, &st) == 0 && st.st_blksize > 0)
+			len = (length + (size_t)st.st_blksize - 1) / (size_t)st.st_blksize *
+			      (size_t)st.st_blksize;
+	}
+	/* sealed: no process can shrink the file under droced's mapping (SIGBUS) */
+	if (ftruncate(fd, (off_t)len) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	/* the descriptor stays open: ibv_reg_mr() finds the file through it */
+	return p;
+}
+
+int droce_free_shared(void *addr, size_t length)
+{
+	struct backing b;
+	struct stat st;
+	int fd = -1;
+
+	if (addr == NULL)
+		return 0;
+	if (find_backing((uintptr_t)addr, length ? length : 1, &b) == 0)
+		fd = backing_fd(&b);
+	/* hugetlb mappings go in whole hugepages */
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_blksize > 0)
+		length = (length + (size_t)st.st_blksize - 1) / (size_t)st.st_blksize *
+			 (size_t)st.st_blksize;
+	if (munmap(addr, length ? length : 1) != 0) {
+		int err = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return -err;
+	}
+	if (fd >= 0) {
+		/* close the allocation's own descriptor too: ours is a duplicate of it */
+		DIR *d = opendir("/proc/self/fd");
+		struct dirent *e;
+
+		while (d != NULL && (e = readdir(d)) != NULL) {
+			long n = strtol(e->d_name, NULL, 10);
+
+			if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && n != fd && n != dirfd(d) &&
+			    same_file((int)n, &b))
+				close((int)n);
+		}
+		if (d != NULL)
+			closedir(d);
+		close(fd);
+	}
+	return 0;
+}
