@@ -6,14 +6,14 @@
 BW_JSON is the --out_json of a bandwidth run (write_bw -a, say), LAT_JSON that
 of a latency run (write_lat -a); each holds one `results` row per message size
 (doc/tools.md). The PNG has two panels sharing a log2 axis of message size:
-average and peak bandwidth in Gb/s (MB/sec results are converted), and the
-typical and 99th-percentile latency in microseconds (log scale). Drawn with
-matplotlib's Agg backend: no display needed.
+average and peak bandwidth in Gb/s (MB/sec results are converted; no peak
+after -N), and the typical and 99th-percentile latency in microseconds (log
+scale). Drawn with matplotlib's Agg backend: no display needed.
 
 Exit status 0 when the PNG is written (its path is printed), 1 on bad input (a
 missing or unreadable file, not JSON, not the run it should be, no or bad
-rows) or when matplotlib is missing, 2 on a usage error. Every failure says
-why on stderr, and no PNG is left behind.
+rows), when the PNG cannot be written or matplotlib is missing, 2 on a usage
+error. Every failure says why on stderr, and no PNG is left behind.
 """
 import json
 import math
@@ -102,7 +102,7 @@ def plot(bw_doc, bw, lat_doc, lat, out):
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        from matplotlib.ticker import FuncFormatter, LogLocator
+        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
     except ImportError as e:
         raise BadInput(f"matplotlib is missing ({e}): install python3-matplotlib "
                        "(tools/deps.txt)") from None
@@ -111,7 +111,8 @@ def plot(bw_doc, bw, lat_doc, lat, out):
     fig.suptitle("droce-perf: bandwidth and latency against message size")
 
     top.plot([r[0] for r in bw], [r[1] for r in bw], "o-", label="average")
-    top.plot([r[0] for r in bw], [r[2] for r in bw], "^--", alpha=0.7, label="peak")
+    if any(r[2] > 0 for r in bw):  # -N (--noPeak) leaves every peak 0: none measured
+        top.plot([r[0] for r in bw], [r[2] for r in bw], "^--", alpha=0.7, label="peak")
     top.set_ylabel("bandwidth [Gb/s]")
     top.set_ylim(bottom=0)
     top.set_title(describe(bw_doc), fontsize="medium")
@@ -120,6 +121,14 @@ def plot(bw_doc, bw, lat_doc, lat, out):
     bottom.plot([r[0] for r in lat], [r[2] for r in lat], "^--", alpha=0.7,
                 label="99th percentile")
     bottom.set_yscale("log")
+    plain = FuncFormatter(lambda y, _: f"{y:g}")
+    times = [t for r in lat for t in r[1:] if t > 0]
+    bottom.yaxis.set_major_formatter(plain)
+    # within one decade the minor ticks are the only labels: plain numbers too
+    if times and max(times) < 10 * min(times):
+        bottom.yaxis.set_minor_formatter(plain)
+    else:
+        bottom.yaxis.set_minor_formatter(NullFormatter())
     bottom.set_ylabel("latency [µs]")
     bottom.set_xlabel("message size [bytes]")
     bottom.set_title(describe(lat_doc), fontsize="medium")
