@@ -406,6 +406,36 @@ Test(app_perf, out_json_latency)
 	cr_expect_eq(strtod(json_value(json, "p99_9"), NULL), rows[0][8]);
 }
 
+/* -a: "results" holds every size's row, in the table's order (tools/plot-perf.py reads them). */
+Test(app_perf, out_json_all_sizes)
+{
+	char path[] = "/tmp/droce-test-perf-XXXXXX", args[256];
+	double rows[32][9];
+	const char *json;
+	int fd = mkstemp(path), n;
+
+	cr_assert_geq(fd, 0);
+	close(fd);
+	snprintf(args, sizeof(args), "write_lat --loopback -F -a --max-size 32 -n 10 --out_json %s",
+		 path);
+	cr_assert_eq(run_perf(args), 0, "%s", out);
+	n = table_rows(LAT_TITLE, 9, rows, 32);
+	cr_assert_eq(n, 5, "2, 4 .. 32: %d rows", n);
+	json = read_file(path);
+	unlink(path);
+	expect_json_object(json);
+	json = json_value(json, "results");
+	cr_expect_eq(json[0], '[');
+	for (int i = 0; i < n; i++) {
+		json = json_value(json, "bytes");
+		cr_expect_eq(strtod(json, NULL), rows[i][0], "row %d's size", i);
+		cr_expect_eq(strtod(json_value(json, "t_typical"), NULL), rows[i][4],
+			     "row %d's t_typical", i);
+		cr_expect_eq(strtod(json_value(json, "p99"), NULL), rows[i][7], "row %d's p99", i);
+	}
+	cr_expect_null(strstr(json, "\"bytes\": "), "more JSON rows than table rows");
+}
+
 static void check_run(const char *args, const char *verified)
 {
 	cr_assert_eq(run_perf(args), 0, "%s:\n%s", args, out);
