@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * droced's loop (doc/daemon.md): the engine runs on its own lcores; this one
+ * thread listens on the socket, serves control requests one at a time and
+ * forwards async events. Nothing here is on the data path: applications post
+ * and poll through rings the engine reads and writes directly.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "daemon_priv.h"
+#include "droce_engine.h"
+
+/* Pass the configuration to droce's verbs layer, which starts the engine. */
+static int engine_env(const struct droce_daemon_conf *c)
+{
+	char devices[DROCE_DAEMON_DEVICES_MAX * 512 + 16] = "", eal[700] = "", n[16];
+
+	for (unsigned int i = 0; i < c->n_devices; i++) {
+		strcat(devices, i ? ";" : "");
+		strcat(devices, c->device[i]);
+	}
+	if (c->lcores[0] != '\0')
+		snprintf(eal + strlen(eal), sizeof(eal) - strlen(eal), "-l %s ", c->lcores);
+	if (c->memory_mb != 0)
+		snprintf(eal + strlen(eal), sizeof(eal) - strlen(eal), "-m %u ", c->memory_mb);
+	snprintf(eal + strlen(eal), sizeof(eal) - strlen(eal), "%s", c->eal_args);
+	/* droced is the engine: it never reaches another droced */
+	unsetenv("DROCE_DAEMON");
+	if (setenv("DROCE_DEVICES", devices, 1) != 0)
+		return -errno;
+	if (eal[0] != '\0' && setenv("DROCE_EAL_ARGS", eal, 1) != 0)
+		return -errno;
+	if (c->idle_sleep_us >= 0) {
+		snprintf(n, sizeof(n), "%d", c->idle_sleep_us);
+		if (setenv("DROCE_IDLE_SLEEP_US", n, 1) != 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/* A socket file left by a droced that died is removed; a live one is not taken over. */
+static int socket_take(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	struct stat st;
+	int s, rc;
+
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	rc = connect(s, (struct sockaddr *)&a, sizeof(a));
+	close(s);
+	if (rc == 0)
+		return -EADDRINUSE;
+	return unlink(path) == 0 ? 0 : -errno;
+}
+
+static int listen_on(struct droce_daemon *d)
+{
+	const struct droce_daemon_conf *c = &d->conf;
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	char dir[sizeof(c->socket_path)], *slash;
+	int s, rc;
+
+	snprintf(dir, sizeof(dir), "%s", c->socket_path);
+	slash = strrchr(dir, '/');
+	if (slash != NULL && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+			return -errno;
+	}
+	rc = socket_take(c->socket_path);
+	if (rc != 0)
+		return rc;
+	memcpy(a.sun_path, c->socket_path, strlen(c->socket_path) + 1);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (s < 0)
+		return -errno;
+	if (bind(s, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(s, 64) != 0)
+		goto fail;
+	/* who may connect: the socket file's owner, group and mode (doc/daemon.md) */
+	if (chmod(c->socket_path, c->socket_mode) != 0)
+		goto fail;
+	if (c->socket_gid != (gid_t)-1 && chown(c->socket_path, (uid_t)-1, c->socket_gid) != 0)
+		goto fail;
+	d->listen_fd = s;
+	return 0;
+fail:
+	rc = -errno;
+	close(s);
+	unlink(c->socket_path);
+	return rc;
+}
+
+static int epoll_add(struct droce_daemon *d, int fd, struct dtag *tag)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = tag};
+
+	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) == 0 ? 0 : -errno;
+}
+
+struct droce_daemon *droce_daemon_start(const struct droce_daemon_conf *conf)
+{
+	struct droce_daemon *d = calloc(1, sizeof(*d));
+	int rc;
+
+	if (d == NULL)
+		return NULL;
+	d->conf = *conf;
+	d->listen_fd = -1;
+	d->epfd = -1;
+	if (conf->n_devices == 0) {
+		fprintf(stderr, "droced: no device configured\n");
+		goto fail;
+	}
+	rc = engine_env(conf);
+	if (rc != 0)
+		goto fail;
+	d->devs = ibv_get_device_list(&d->n_devs);
+	if (d->devs == NULL || d->n_devs <= 0) {
+		fprintf(stderr, "droced: no device: check the device lines\n");
+		goto fail;
+	}
+	d->root = calloc((size_t)d->n_devs, sizeof(*d->root));
+	if (d->root == NULL)
+		goto fail;
+	/* the first open starts the engine on every port */
+	for (int i = 0; i < d->n_devs; i++) {
+		d->root[i] = ibv_open_device(d->devs[i]);
+		if (d->root[i] == NULL) {
+			fprintf(stderr, "droced: %s: %s\n", ibv_get_device_name(d->devs[i]),
+				strerror(errno));
+			goto fail;
+		}
+	}
+	if (!droce_engine_running()) {
+		fprintf(stderr, "droced: the engine did not start\n");
+		goto fail;
+	}
+	rc = listen_on(d);
+	if (rc != 0) {
+		fprintf(stderr, "droced: %s: %s\n", conf->socket_path,
+			rc == -EADDRINUSE ? "another droced serves it" : strerror(-rc));
+		goto fail;
+	}
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	d->listen_tag.type = TAG_LISTEN;
+	if (d->epfd < 0 || epoll_add(d, d->listen_fd, &d->listen_tag) != 0)
+		goto fail;
+	fprintf(stderr, "droced: serving %d device%s on %s\n", d->n_devs, d->n_devs == 1 ? "" : "s",
+		conf->socket_path);
+	return d;
+fail:
+	droce_daemon_stop(d);
+	return NULL;
+}
+
+static void client_accept(struct droce_daemon *d)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct dclient *c;
+	int s = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (s < 0)
+		return;
+	if (d->n_clients >= d->conf.max_clients ||
+	    getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+		close(s); /* the application sees its connection closed: EPIPE */
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		close(s);
+		return;
+	}
+	c->d = d;
+	c->id = ++d->next_id;
+	c->sock = s;
+	c->pid = cred.pid;
+	c->uid = cred.uid;
+	c->app_efd = -1;
+	c->sock_tag = (struct dtag){.type = TAG_SOCK, .client = c};
+	c->async_tag = (struct dtag){.type = TAG_ASYNC, .client = c};
+	if (epoll_add(d, s, &c->sock_tag) != 0) {
+		close(s);
+		free(c);
+		return;
+	}
+	c->next = d->clients;
+	d->clients = c;
+	d->n_clients++;
+}
+
+static void client_close(struct droce_daemon *d, struct dclient *c)
+{
+	struct dclient **p;
+
+	for (p = &d->clients; *p != NULL; p = &(*p)->next)
+		if (*p == c) {
+			*p = c->next;
+			break;
+		}
+	d->n_clients--;
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->sock, NULL);
+	if (c->ctx != NULL)
+		epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->ctx->async_fd, NULL);
+	dclient_free(c);
+}
+
+static void client_readable(struct droce_daemon *d, struct dclient *c)
+{
+	bool had_ctx = c->ctx != NULL;
+
+	if (!dclient_serve(c)) {
+		client_close(d, c);
+		return;
+	}
+	/* a context just opened: its events are forwarded from now on */
+	if (!had_ctx && c->ctx != NULL && epoll_add(d, c->ctx->async_fd, &c->async_tag) != 0)
+		client_close(d, c);
+}
+
+int droce_daemon_run(struct droce_daemon *d, int stop_fd)
+{
+	struct dtag stop_tag = {.type = TAG_LISTEN, .client = NULL};
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &stop_tag};
+
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, stop_fd, &ev) != 0)
+		return -errno;
+	for (;;) {
+		struct epoll_event evs[32];
+		bool throttled = false;
+		int n;
+
+		for (struct dclient *c = d->clients; c != NULL; c = c->next)
+			throttled |= c->ev_throttled;
+		/* a full event ring is retried every 10 ms until its application takes some */
+		n = epoll_wait(d->epfd, evs, 32, throttled ? 10 : -1);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		for (struct dclient *c = d->clients; throttled && c != NULL; c = c->next)
+			if (c->ev_throttled)
+				devents_forward(c);
+		for (int i = 0; i < n; i++) {
+			struct dtag *t = evs[i].data.ptr;
+
+			if (t == &stop_tag) {
+				epoll_ctl(d->epfd, EPOLL_CTL_DEL, stop_fd, NULL);
+				return 0;
+			}
+			if (t->type == TAG_LISTEN) {
+				client_accept(d);
+			} else if (t->type == TAG_ASYNC) {
+				devents_forward(t->client);
+			} else {
+				/* the client may close here: later events of this batch about
+				 * it are stale, so the batch ends with it */
+				struct dclient *c = t->client;
+				bool gone = (evs[i].events & (EPOLLHUP | EPOLLERR)) &&
+					    !(evs[i].events & EPOLLIN);
+
+				if (gone) {
+					client_close(d, c);
+					break;
+				}
+				unsigned int before = d->n_clients;
+
+				client_readable(d, c);
+				if (d->n_clients != before)
+					break;
+			}
+		}
+	}
+}
+
+unsigned int droce_daemon_clients(const struct droce_daemon *d)
+{
+	return d->n_clients;
+}
+
+void droce_daemon_stop(struct droce_daemon *d)
+{
+	if (d == NULL)
+		return;
+	/* every application's WRs are flushed to its CQs before it loses droced */
+	for (struct dclient *c = d->clients; c != NULL; c = c->next)
+		dclient_flush_qps(c);
+	while (d->clients != NULL)
+		client_close(d, d->clients);
+	if (d->listen_fd >= 0) {
+		close(d->listen_fd);
+		unlink(d->conf.socket_path);
+	}
+	if (d->epfd >= 0)
+		close(d->epfd);
+	for (int i = 0; d->root != NULL && i < d->n_devs; i++)
+		if (d->root[i] != NULL)
+			ibv_close_device(d->root[i]);
+	free(d->root);
+	if (d->devs != NULL)
+		ibv_free_device_list(d->devs);
+	free(d);
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* lib/daemon private declarations. Never installed. */
+#ifndef DROCE_DAEMON_PRIV_H
+#define DROCE_DAEMON_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <infiniband/verbs.h>
+
+#include "droce_daemon.h"
+#include "droce_dproto.h"
+#include "droce_ring.h"
+
+enum dobj_kind {
+	DOBJ_FREE = 0,
+	DOBJ_PD,
+	DOBJ_MR,
+	DOBJ_MW,
+	DOBJ_CHANNEL,
+	DOBJ_CQ,
+	DOBJ_SRQ,
+	DOBJ_QP,
+	DOBJ_AH,
+	DOBJ_KINDS
+};
+
+/** One object of a connection: droced's verbs object behind the application's handle. */
+struct dobj {
+	enum dobj_kind kind;
+	void *ptr;
+	void *map; /* an MR: droced's mapping of the application's file */
+	size_t map_len;
+};
+
+/** What an epoll event is about. */
+struct dtag {
+	enum { TAG_LISTEN, TAG_SOCK, TAG_ASYNC } type;
+	struct dclient *client;
+};
+
+/** One connection: one application context. */
+struct dclient {
+	struct droce_daemon *d;
+	unsigned int id;
+	int sock;
+	pid_t pid;
+	uid_t uid;
+	struct dtag sock_tag, async_tag;
+	struct ibv_context *ctx; /* after OPEN */
+	int app_efd;             /* the application's async eventfd */
+	void *ev_mem;            /* the event ring, shared with the application */
+	size_t ev_len;
+	struct droce_ring_prod ev;
+	bool ev_throttled; /* the ring was full: the context's events wait */
+	struct dobj *objs; /* handle -> object; 0 is never a handle */
+	uint32_t n_objs, live;
+	struct dclient *next;
+};
+
+struct droce_daemon {
+	struct droce_daemon_conf conf;
+	int listen_fd, epfd;
+	struct dtag listen_tag;
+	struct ibv_device **devs;
+	int n_devs;
+	struct ibv_context **root; /* one per device: keeps the engine's ports open */
+	struct dclient *clients;
+	unsigned int n_clients, next_id, throttled;
+};
+
+/* daemon_client.c */
+/** Serve one request of @p c. false when the connection must close. */
+bool dclient_serve(struct dclient *c);
+/** Release everything @p c holds, then @p c itself. */
+void dclient_free(struct dclient *c);
+/** Move every QP of @p c to ERR: their outstanding WRs are flushed. */
+void dclient_flush_qps(struct dclient *c);
+
+/* daemon_events.c */
+/** Create the event ring of @p c: a sealed memfd. Its fd, or -errno. */
+int devents_create(struct dclient *c);
+/** Forward the context's async events into the ring. */
+void devents_forward(struct dclient *c);
+
+/** The handle of @p ptr in @p c, 0 when none. */
+uint32_t dclient_handle_of(const struct dclient *c, enum dobj_kind kind, const void *ptr);
+
+#endif /* DROCE_DAEMON_PRIV_H */
