@@ -22,14 +22,12 @@
 /* Pass the configuration to droce's verbs layer, which starts the engine. */
 static int engine_env(const struct droce_daemon_conf *c)
 {
-	char devices[DROCE_DAEMON_DEVICES_MAX * 512 + 16] = "", eal[700] = "", n[16];
+	char devices[DROCE_DAEMON_DEVICES_MAX * 512 + 16] = "", eal[600] = "", n[16];
 
 	for (unsigned int i = 0; i < c->n_devices; i++) {
 		strcat(devices, i ? ";" : "");
 		strcat(devices, c->device[i]);
 	}
-	if (c->lcores[0] != '\0')
-		snprintf(eal + strlen(eal), sizeof(eal) - strlen(eal), "-l %s ", c->lcores);
 	if (c->memory_mb != 0)
 		snprintf(eal + strlen(eal), sizeof(eal) - strlen(eal), "-m %u ", c->memory_mb);
 	snprintf(eal + strlen(eal), sizeof(eal) - strlen(eal), "%s", c->eal_args);

@@ -98,13 +98,6 @@ int droce_daemon_conf_set(struct droce_daemon_conf *c, const char *key, const ch
 	}
 	if (strcmp(key, "eal") == 0)
 		return set_str(c->eal_args, sizeof(c->eal_args), key, value, err, errlen);
-	if (strcmp(key, "lcores") == 0) {
-		if (strpbrk(value, " \t") != NULL) {
-			snprintf(err, errlen, "lcores: '%s' has blanks", value);
-			return -EINVAL;
-		}
-		return set_str(c->lcores, sizeof(c->lcores), key, value, err, errlen);
-	}
 	if (strcmp(key, "memory") == 0) {
 		rc = set_uint(&v, 1u << 20, 10, key, value, err, errlen);
 		if (rc == 0)

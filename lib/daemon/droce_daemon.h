@@ -26,7 +26,6 @@ struct droce_daemon_conf {
 	unsigned int n_devices;
 	char device[DROCE_DAEMON_DEVICES_MAX][512]; /**< device: DROCE_DEVICES syntax, one each */
 	char eal_args[512];                         /**< eal: extra EAL arguments */
-	char lcores[64];                            /**< lcores: EAL -l list */
 	unsigned int memory_mb;                     /**< memory: EAL -m (MB), 0 for DPDK's default */
 	int idle_sleep_us;           /**< idle_sleep_us: engine back-off, -1 for the default */
 	unsigned int max_clients;    /**< max_clients: connections at once */

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Two application processes on one droced, each on its own device of a
+ * back-to-back link inside droced, talk RDMA through nothing but verbs calls
+ * (DROCE_DAEMON): every RC operation, UD, completion channels woken across
+ * the process boundary, and async events. The data path is the shared rings:
+ * the applications never start DPDK.
+ */
+#include <criterion/criterion.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon_harness.h"
+
+#define LEN (1u << 20)
+
+/* What the two applications share: addresses, and steps each announces. */
+struct meet {
+	struct test_app_addr addr[2];
+	unsigned int ready[2]; /* 1: address published, 2: connected, 3: receives posted */
+	unsigned int done[2];
+	char why[2][160];
+};
+
+static struct test_daemon daemon_;
+static struct meet *meet;
+
+static void setup(void)
+{
+	meet = test_shared_mem(sizeof(*meet));
+	test_daemon_start(&daemon_, NULL);
+}
+
+static void teardown(void)
+{
+	cr_expect_eq(test_daemon_stop(&daemon_), 0, "droced exits 0 on SIGTERM");
+}
+
+TestSuite(daemon_traffic, .init = setup, .fini = teardown, .timeout = 120);
+
+#define FAIL(side, ...)                                                        \
+	do {                                                                   \
+		snprintf(meet->why[side], sizeof(meet->why[side]), __VA_ARGS__); \
+		return 1;                                                      \
+	} while (0)
+
+/* Open, publish, wait for the peer, connect. */
+static int meet_connect(struct test_app_end *e, int side, enum ibv_qp_type type)
+{
+	int rc = test_app_end_open(e, side, type, LEN);
+
+	if (rc != 0)
+		FAIL(side, "open: %s", strerror(rc));
+	test_app_end_addr(e, &meet->addr[side]);
+	__atomic_store_n(&meet->ready[side], 1, __ATOMIC_RELEASE);
+	if (!test_wait_word(&meet->ready[!side], 1))
+		FAIL(side, "no peer");
+	rc = test_app_end_connect(e, &meet->addr[!side]);
+	if (rc != 0)
+		FAIL(side, "connect: %s", strerror(rc));
+	__atomic_store_n(&meet->ready[side], 2, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int post_recv(struct test_app_end *e, uint64_t id, size_t off, uint32_t len)
+{
+	struct ibv_sge s = {.addr = (uintptr_t)e->buf + off, .length = len, .lkey = e->mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = id, .sg_list = &s, .num_sge = 1}, *bad;
+
+	return ibv_post_recv(e->qp, &wr, &bad);
+}
+
+static int post_one(struct test_app_end *e, enum ibv_wr_opcode op, size_t off, uint32_t len,
+		    const struct test_app_addr *peer, uint64_t roff)
+{
+	struct ibv_sge s = {.addr = (uintptr_t)e->buf + off, .length = len, .lkey = e->mr->lkey};
+	struct ibv_send_wr wr = {.wr_id = op, .sg_list = &s, .num_sge = 1, .opcode = op,
+				 .send_flags = IBV_SEND_SIGNALED}, *bad;
+
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = peer->addr + roff;
+		wr.wr.atomic.rkey = peer->rkey;
+		wr.wr.atomic.compare_add = 5;
+	} else {
+		wr.wr.rdma.remote_addr = peer->addr + roff;
+		wr.wr.rdma.rkey = peer->rkey;
+	}
+	return ibv_post_send(e->qp, &wr, &bad);
+}
+
+static int expect_wc(struct test_app_end *e, int side, enum ibv_wc_opcode op, uint32_t len)
+{
+	struct ibv_wc wc;
+
+	if (test_app_end_poll(e, &wc) != 1)
+		FAIL(side, "no completion for opcode %d", op);
+	if (wc.status != IBV_WC_SUCCESS || wc.opcode != op || (len != 0 && wc.byte_len != len))
+		FAIL(side, "completion: status %s opcode %d byte_len %u", ibv_wc_status_str(wc.status),
+		     wc.opcode, wc.byte_len);
+	return 0;
+}
+
+/* The requester: SEND, WRITE, READ back, FETCH_ADD; each checked. */
+static int rc_requester(void *arg)
+{
+	struct test_app_end e;
+	const struct test_app_addr *peer = &meet->addr[1];
+
+	(void)arg;
+	if (meet_connect(&e, 0, IBV_QPT_RC) != 0)
+		return 1;
+	for (size_t i = 0; i < LEN; i++)
+		e.buf[i] = (uint8_t)(i * 7 + 3);
+	if (!test_wait_word(&meet->ready[1], 3))
+		FAIL(0, "peer posted no receive");
+	if (post_one(&e, IBV_WR_SEND, 0, 5000, peer, 0) != 0)
+		FAIL(0, "post send");
+	if (expect_wc(&e, 0, IBV_WC_SEND, 0))
+		return 1;
+	if (post_one(&e, IBV_WR_RDMA_WRITE, 0, 300000, peer, 65536) != 0)
+		FAIL(0, "post write");
+	if (expect_wc(&e, 0, IBV_WC_RDMA_WRITE, 0))
+		return 1;
+	if (post_one(&e, IBV_WR_RDMA_READ, 512 * 1024, 300000, peer, 65536) != 0)
+		FAIL(0, "post read");
+	if (expect_wc(&e, 0, IBV_WC_RDMA_READ, 300000))
+		return 1;
+	if (memcmp(e.buf, e.buf + 512 * 1024, 300000) != 0)
+		FAIL(0, "READ brought back other bytes than WRITE put");
+	if (post_one(&e, IBV_WR_ATOMIC_FETCH_AND_ADD, 1000000, 8, peer, 8) != 0)
+		FAIL(0, "post atomic");
+	if (expect_wc(&e, 0, IBV_WC_FETCH_ADD, 8))
+		return 1;
+	__atomic_store_n(&meet->done[0], 1, __ATOMIC_RELEASE);
+	if (!test_wait_word(&meet->done[1], 1))
+		FAIL(0, "peer did not finish");
+	test_app_end_close(&e);
+	return 0;
+}
+
+static int rc_responder(void *arg)
+{
+	struct test_app_end e;
+	uint64_t v;
+
+	(void)arg;
+	if (meet_connect(&e, 1, IBV_QPT_RC) != 0)
+		return 1;
+	memset(e.buf, 0, LEN);
+	v = 1000;
+	memcpy(e.buf + 8, &v, 8);
+	if (post_recv(&e, 7, 600000, 8192) != 0)
+		FAIL(1, "post_recv");
+	__atomic_store_n(&meet->ready[1], 3, __ATOMIC_RELEASE);
+	if (expect_wc(&e, 1, IBV_WC_RECV, 5000))
+		return 1;
+	for (size_t i = 0; i < 5000; i++)
+		if (e.buf[600000 + i] != (uint8_t)(i * 7 + 3))
+			FAIL(1, "SEND byte %zu differs", i);
+	if (!test_wait_word(&meet->done[0], 1))
+		FAIL(1, "requester did not finish");
+	for (size_t i = 0; i < 300000; i++)
+		if (e.buf[65536 + i] != (uint8_t)(i * 7 + 3))
+			FAIL(1, "WRITE byte %zu differs", i);
+	memcpy(&v, e.buf + 8, 8);
+	if (v != 1005)
+		FAIL(1, "FETCH_ADD left %llu", (unsigned long long)v);
+	__atomic_store_n(&meet->done[1], 1, __ATOMIC_RELEASE);
+	test_app_end_close(&e);
+	return 0;
+}
+
+Test(daemon_traffic, rc_every_operation_between_two_processes)
+{
+	pid_t a = test_app_start(&daemon_, rc_requester, NULL);
+	pid_t b = test_app_start(&daemon_, rc_responder, NULL);
+	int ra = test_app_wait(a, 60), rb = test_app_wait(b, 60);
+
+	cr_expect_eq(ra, 0, "requester: %s", meet->why[0]);
+	cr_expect_eq(rb, 0, "responder: %s", meet->why[1]);
+}
