@@ -7,6 +7,7 @@
  * the applications never start DPDK.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,4 +182,200 @@ Test(daemon_traffic, rc_every_operation_between_two_processes)
 
 	cr_expect_eq(ra, 0, "requester: %s", meet->why[0]);
 	cr_expect_eq(rb, 0, "responder: %s", meet->why[1]);
+}
+
+/* UD: SEND with an AH made through droced; the GRH area and the payload arrive. */
+static int ud_sender(void *arg)
+{
+	struct test_app_end e;
+	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
+	struct ibv_ah *ah;
+	struct ibv_sge s;
+	struct ibv_send_wr wr = {.num_sge = 1, .sg_list = &s, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED}, *bad;
+
+	(void)arg;
+	if (meet_connect(&e, 0, IBV_QPT_UD) != 0)
+		return 1;
+	aa.grh.dgid = meet->addr[1].gid;
+	aa.grh.sgid_index = 1;
+	aa.grh.hop_limit = 64;
+	ah = ibv_create_ah(e.pd, &aa);
+	if (ah == NULL)
+		FAIL(0, "create_ah: %s", strerror(errno));
+	for (int i = 0; i < 1000; i++)
+		e.buf[i] = (uint8_t)(255 - i);
+	s = (struct ibv_sge){.addr = (uintptr_t)e.buf, .length = 1000, .lkey = e.mr->lkey};
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = meet->addr[1].qpn;
+	wr.wr.ud.remote_qkey = 0x11111111;
+	if (!test_wait_word(&meet->ready[1], 3))
+		FAIL(0, "peer posted no receive");
+	if (ibv_post_send(e.qp, &wr, &bad) != 0)
+		FAIL(0, "post_send");
+	if (expect_wc(&e, 0, IBV_WC_SEND, 0))
+		return 1;
+	if (!test_wait_word(&meet->done[1], 1))
+		FAIL(0, "peer did not finish");
+	if (ibv_destroy_ah(ah) != 0)
+		FAIL(0, "destroy_ah");
+	test_app_end_close(&e);
+	return 0;
+}
+
+static int ud_receiver(void *arg)
+{
+	struct test_app_end e;
+
+	(void)arg;
+	if (meet_connect(&e, 1, IBV_QPT_UD) != 0)
+		return 1;
+	if (post_recv(&e, 1, 0, 40 + 1000) != 0)
+		FAIL(1, "post_recv");
+	__atomic_store_n(&meet->ready[1], 3, __ATOMIC_RELEASE);
+	if (expect_wc(&e, 1, IBV_WC_RECV, 40 + 1000))
+		return 1;
+	for (int i = 0; i < 1000; i++)
+		if (e.buf[40 + i] != (uint8_t)(255 - i))
+			FAIL(1, "byte %d differs", i);
+	__atomic_store_n(&meet->done[1], 1, __ATOMIC_RELEASE);
+	test_app_end_close(&e);
+	return 0;
+}
+
+Test(daemon_traffic, ud_send_through_an_ah_made_by_droced)
+{
+	pid_t a = test_app_start(&daemon_, ud_sender, NULL);
+	pid_t b = test_app_start(&daemon_, ud_receiver, NULL);
+	int ra = test_app_wait(a, 60), rb = test_app_wait(b, 60);
+
+	cr_expect_eq(ra, 0, "sender: %s", meet->why[0]);
+	cr_expect_eq(rb, 0, "receiver: %s", meet->why[1]);
+}
+
+/*
+ * The receiver sleeps in poll() on its completion channel and on async_fd:
+ * droced's engine wakes the first for the SEND (the CQ is armed), and raises
+ * SRQ_LIMIT_REACHED on the second when the SRQ falls below its limit.
+ */
+static int events_receiver(void *arg)
+{
+	struct test_app_end e;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *cq, *ev_cq;
+	struct ibv_srq *srq;
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 8, .max_sge = 1}};
+	struct ibv_srq_attr lim = {.srq_limit = 3};
+	struct ibv_qp_init_attr ia = {.cap = {.max_send_wr = 4, .max_send_sge = 1},
+				      .qp_type = IBV_QPT_RC};
+	struct ibv_async_event aev;
+	struct ibv_wc wc;
+	struct pollfd pfd;
+	void *ctx_out;
+
+	(void)arg;
+	if (test_app_end_open(&e, 1, IBV_QPT_RC, LEN) != 0)
+		FAIL(1, "open");
+	/* the QP the peer talks to: on a channel-armed CQ and an SRQ */
+	ch = ibv_create_comp_channel(e.ctx);
+	cq = ch != NULL ? ibv_create_cq(e.ctx, 16, (void *)0x5eed, ch, 0) : NULL;
+	srq = ibv_create_srq(e.pd, &sa);
+	if (cq == NULL || srq == NULL)
+		FAIL(1, "channel/cq/srq: %s", strerror(errno));
+	ibv_destroy_qp(e.qp);
+	ia.send_cq = cq;
+	ia.recv_cq = cq;
+	ia.srq = srq;
+	e.qp = ibv_create_qp(e.pd, &ia);
+	if (e.qp == NULL)
+		FAIL(1, "create_qp: %s", strerror(errno));
+	{
+		struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1,
+					.qp_access_flags = IBV_ACCESS_REMOTE_WRITE};
+
+		if (ibv_modify_qp(e.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+						    IBV_QP_ACCESS_FLAGS) != 0)
+			FAIL(1, "init");
+	}
+	test_app_end_addr(&e, &meet->addr[1]);
+	__atomic_store_n(&meet->ready[1], 1, __ATOMIC_RELEASE);
+	if (!test_wait_word(&meet->ready[0], 1) || test_app_end_connect(&e, &meet->addr[0]) != 0)
+		FAIL(1, "connect");
+	for (int i = 0; i < 5; i++) {
+		struct ibv_sge s = {.addr = (uintptr_t)e.buf + i * 4096u, .length = 4096,
+				    .lkey = e.mr->lkey};
+		struct ibv_recv_wr wr = {.wr_id = (uint64_t)i, .sg_list = &s, .num_sge = 1}, *bad;
+
+		if (ibv_post_srq_recv(srq, &wr, &bad) != 0)
+			FAIL(1, "post_srq_recv");
+	}
+	if (ibv_modify_srq(srq, &lim, IBV_SRQ_LIMIT) != 0 || ibv_req_notify_cq(cq, 0) != 0)
+		FAIL(1, "arm");
+	__atomic_store_n(&meet->ready[1], 3, __ATOMIC_RELEASE);
+	/* one SEND: a channel event */
+	pfd = (struct pollfd){.fd = ch->fd, .events = POLLIN};
+	if (poll(&pfd, 1, 10000) != 1)
+		FAIL(1, "the completion channel's fd did not wake");
+	if (ibv_get_cq_event(ch, &ev_cq, &ctx_out) != 0 || ev_cq != cq || ctx_out != (void *)0x5eed)
+		FAIL(1, "ibv_get_cq_event named another CQ");
+	ibv_ack_cq_events(cq, 1);
+	if (ibv_poll_cq(cq, 1, &wc) != 1 || wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV)
+		FAIL(1, "no receive completion after the event");
+	/* the peer's second and third SENDs leave 2 < 3 receives: the limit event */
+	__atomic_store_n(&meet->done[1], 1, __ATOMIC_RELEASE);
+	pfd = (struct pollfd){.fd = e.ctx->async_fd, .events = POLLIN};
+	if (poll(&pfd, 1, 10000) != 1)
+		FAIL(1, "async_fd did not wake");
+	if (ibv_get_async_event(e.ctx, &aev) != 0 ||
+	    aev.event_type != IBV_EVENT_SRQ_LIMIT_REACHED || aev.element.srq != srq)
+		FAIL(1, "async event %d, not SRQ_LIMIT_REACHED on our SRQ", aev.event_type);
+	ibv_ack_async_event(&aev);
+	__atomic_store_n(&meet->done[1], 2, __ATOMIC_RELEASE);
+	if (!test_wait_word(&meet->done[0], 1))
+		FAIL(1, "peer did not finish");
+	ibv_destroy_qp(e.qp);
+	e.qp = NULL;
+	if (ibv_destroy_srq(srq) != 0 || ibv_destroy_cq(cq) != 0 ||
+	    ibv_destroy_comp_channel(ch) != 0)
+		FAIL(1, "destroy");
+	test_app_end_close(&e);
+	return 0;
+}
+
+static int events_sender(void *arg)
+{
+	struct test_app_end e;
+
+	(void)arg;
+	if (meet_connect(&e, 0, IBV_QPT_RC) != 0)
+		return 1;
+	if (!test_wait_word(&meet->ready[1], 3))
+		FAIL(0, "peer not ready");
+	if (post_one(&e, IBV_WR_SEND, 0, 100, &meet->addr[1], 0) != 0)
+		FAIL(0, "post");
+	if (expect_wc(&e, 0, IBV_WC_SEND, 0))
+		return 1;
+	if (!test_wait_word(&meet->done[1], 1))
+		FAIL(0, "peer saw no channel event");
+	for (int i = 0; i < 2; i++) {
+		if (post_one(&e, IBV_WR_SEND, 0, 100, &meet->addr[1], 0) != 0)
+			FAIL(0, "post");
+		if (expect_wc(&e, 0, IBV_WC_SEND, 0))
+			return 1;
+	}
+	__atomic_store_n(&meet->done[0], 1, __ATOMIC_RELEASE);
+	if (!test_wait_word(&meet->done[1], 2))
+		FAIL(0, "peer saw no async event");
+	test_app_end_close(&e);
+	return 0;
+}
+
+Test(daemon_traffic, channel_and_async_events_wake_the_application)
+{
+	pid_t a = test_app_start(&daemon_, events_sender, NULL);
+	pid_t b = test_app_start(&daemon_, events_receiver, NULL);
+	int ra = test_app_wait(a, 60), rb = test_app_wait(b, 60);
+
+	cr_expect_eq(ra, 0, "sender: %s", meet->why[0]);
+	cr_expect_eq(rb, 0, "receiver: %s", meet->why[1]);
 }
