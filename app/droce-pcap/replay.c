@@ -61,6 +61,7 @@
 #define RQ_DEPTH  256u
 #define FRAME_MAX 9216u
 #define POLL_MAX  32
+#define MEM_MAX   (1u << 30) /* the memory the requests touch, the receive buffers */
 
 /* The droce instance standing in for the server. */
 struct server {
@@ -100,6 +101,26 @@ static uint64_t mono_ns(void)
 
 /* ------------------------------------------------------------ DPDK */
 
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* Stop the EAL (@p cleanup: it had started) and remove its runtime folder. */
+static void eal_stop(bool cleanup)
+{
+	const char *run = getuid() == 0 ? "/var/run" : getenv("XDG_RUNTIME_DIR");
+	char dir[256];
+
+	if (cleanup)
+		rte_eal_cleanup();
+	snprintf(dir, sizeof(dir), "%.150s/dpdk/%.63s", run != NULL ? run : "/tmp", eal_prefix);
+	nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 static int eal_start(void)
 {
 	static char args[10][300];
@@ -130,28 +151,13 @@ static int eal_start(void)
 	ARG("--lcores=0@(%s)", cpus);
 #undef ARG
 	if (rte_eal_init(argc, argv) < 0) {
-		fprintf(stderr, "droce-pcap: DPDK EAL: %s\n", rte_strerror(rte_errno));
-		return -rte_errno;
+		int rc = rte_errno;
+
+		fprintf(stderr, "droce-pcap: DPDK EAL: %s\n", rte_strerror(rc));
+		eal_stop(false);
+		return -rc;
 	}
 	return 0;
-}
-
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void eal_stop(void)
-{
-	const char *run = getuid() == 0 ? "/var/run" : getenv("XDG_RUNTIME_DIR");
-	char dir[256];
-
-	rte_eal_cleanup();
-	snprintf(dir, sizeof(dir), "%.150s/dpdk/%.63s", run != NULL ? run : "/tmp", eal_prefix);
-	nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
 /* ------------------------------------------------------------ the transport's environment */
@@ -361,6 +367,12 @@ static int server_setup(struct server *s)
 	rc = droce_timer_wheel_init(&wheel, 0, 1024);
 	if (rc != 0)
 		return rc;
+	if (p->va_hi - p->va_lo > MEM_MAX || p->recv_len > MEM_MAX / RQ_DEPTH)
+		return replay_error(s->rp, 0,
+				    "the requests touch %llu bytes and SENDs of %u bytes: more "
+				    "than the replay maps (%u MiB each)",
+				    (unsigned long long)(p->va_hi - p->va_lo), p->recv_len,
+				    MEM_MAX >> 20);
 	s->target_len = (size_t)(p->va_hi - p->va_lo + 4095) & ~(size_t)4095;
 	s->len = s->target_len + (size_t)RQ_DEPTH * ((p->recv_len + 63) & ~63u) + 4096;
 	s->len = (s->len + 4095) & ~(size_t)4095;
@@ -712,7 +724,7 @@ int replay_run(const char *path, const struct replay_opts *o, struct replay_resu
 			rc = replay_compare(&rp);
 	}
 	server_free(&s);
-	eal_stop();
+	eal_stop(true);
 out_close:
 	out_close(&s);
 out_free_frames:
