@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * droce-pcap as a user runs it: its lines, its JSON, its summary, and an exit
- * status that tells a good capture from one with a bad ICRC or a bad file.
+ * status that tells a good capture from one with a bad ICRC or a bad file;
+ * --replay's options, errors and verdicts, and a capture -> dissect -> replay
+ * -> dissect round trip.
  */
 #include <criterion/criterion.h>
 #include <pcap/pcap.h>
@@ -11,12 +13,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <droce_wire.h>
+
 #include "droce_test.h"
 
 static char out[1 << 20];
 
-/* Run droce-pcap with @p args; its stdout lands in out[]; returns the exit status. */
-static int run_pcap(const char *args)
+/* Run droce-pcap with @p args; its stdout (and its stderr with @p errors) lands in out[];
+ * returns the exit status. */
+static int run_cmd(const char *args, bool errors)
 {
 	const char *bin = getenv("DROCE_PCAP");
 	char cmd[8192];
@@ -25,7 +30,7 @@ static int run_pcap(const char *args)
 	int st;
 
 	cr_assert_not_null(bin, "DROCE_PCAP is not set (run the tests through meson)");
-	snprintf(cmd, sizeof(cmd), "'%s' %s 2>/dev/null", bin, args);
+	snprintf(cmd, sizeof(cmd), "'%s' %s %s", bin, args, errors ? "2>&1" : "2>/dev/null");
 	p = popen(cmd, "r");
 	cr_assert_not_null(p);
 	n = fread(out, 1, sizeof(out) - 1, p);
@@ -33,6 +38,11 @@ static int run_pcap(const char *args)
 	st = pclose(p);
 	cr_assert(WIFEXITED(st), "droce-pcap did not exit normally");
 	return WEXITSTATUS(st);
+}
+
+static int run_pcap(const char *args)
+{
+	return run_cmd(args, false);
 }
 
 static char *capture_arg(const char *name)
@@ -79,8 +89,9 @@ Test(app_pcap, summary_counts)
 	cr_expect_null(strstr(out, "icrc ok"), "no per-frame lines with --summary-only");
 }
 
-/* Write a copy of a capture with one byte of frame @p frame_no flipped. */
-static void write_corrupted(const char *src, const char *dst, uint64_t frame_no, uint32_t at)
+/* Write a copy of a capture with frame @p frame_no changed by @p edit. */
+static void write_edited(const char *src, const char *dst, uint64_t frame_no,
+			 void (*edit)(u_char *frame, uint32_t *len, uint32_t arg), uint32_t arg)
 {
 	char err[PCAP_ERRBUF_SIZE];
 	struct pcap_pkthdr *h;
@@ -95,16 +106,31 @@ static void write_corrupted(const char *src, const char *dst, uint64_t frame_no,
 	d = pcap_dump_open(dead, dst);
 	cr_assert_not_null(d);
 	while (pcap_next_ex(in, &h, &data) == 1) {
-		u_char copy[65536];
+		static u_char copy[65536];
+		struct pcap_pkthdr hh = *h;
 
 		memcpy(copy, data, h->caplen);
-		if (++n == frame_no)
-			copy[at] ^= 0x01;
-		pcap_dump((u_char *)d, h, copy);
+		if (++n == frame_no) {
+			edit(copy, &hh.caplen, arg);
+			hh.len = hh.caplen;
+		}
+		pcap_dump((u_char *)d, &hh, copy);
 	}
 	pcap_dump_close(d);
 	pcap_close(dead);
 	pcap_close(in);
+}
+
+static void flip_byte(u_char *frame, uint32_t *len, uint32_t at)
+{
+	(void)len;
+	frame[at] ^= 0x01;
+}
+
+/* Write a copy of a capture with one byte of frame @p frame_no flipped. */
+static void write_corrupted(const char *src, const char *dst, uint64_t frame_no, uint32_t at)
+{
+	write_edited(src, dst, frame_no, flip_byte, at);
 }
 
 Test(app_pcap, bad_icrc_found_and_exit_1)
@@ -148,4 +174,259 @@ Test(app_pcap, total_over_several_captures)
 	cr_expect_not_null(
 		strstr(out, "total: 2 captures, 40 RoCEv2 frames, 0 malformed (0 ICRC errors)"),
 		"%s", out);
+}
+
+/* ------------------------------------------------------------ --replay */
+
+static char *tmp_path(void)
+{
+	static char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/droce-test-pcap-XXXXXX");
+	fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	return path;
+}
+
+Test(app_pcap, replay_options_need_replay)
+{
+	char args[4300];
+
+	snprintf(args, sizeof(args), "--compare %s", capture_arg("linux-rxe-atomic_fa.pcap"));
+	cr_expect_eq(run_cmd(args, true), 2);
+	cr_expect_not_null(strstr(out, "need --replay"), "%s", out);
+	cr_expect_eq(run_pcap("--out x.pcap y.pcap"), 2);
+	cr_expect_eq(run_pcap("--timing y.pcap"), 2);
+	cr_expect_eq(run_pcap("--server 10.99.0.2 y.pcap"), 2);
+}
+
+Test(app_pcap, replay_option_errors)
+{
+	char args[4300];
+
+	cr_expect_eq(run_pcap("--replay"), 2, "no capture");
+	cr_expect_eq(run_pcap("--replay --out"), 2, "--out without its file");
+	cr_expect_eq(run_cmd("--replay a.pcap b.pcap", true), 2);
+	cr_expect_not_null(strstr(out, "--replay takes one capture"), "%s", out);
+	cr_expect_eq(run_cmd("--replay --timing --fast a.pcap", true), 2);
+	cr_expect_not_null(strstr(out, "exclude each other"), "%s", out);
+	cr_expect_eq(run_cmd("--replay --json a.pcap", true), 2);
+	cr_expect_not_null(strstr(out, "--replay takes none of"), "%s", out);
+	cr_expect_eq(run_pcap("--replay --summary a.pcap"), 2);
+	cr_expect_eq(run_pcap("--replay --port 4792 a.pcap"), 2);
+	snprintf(args, sizeof(args), "--replay --server 10.99.0 %s",
+		 capture_arg("linux-rxe-atomic_fa.pcap"));
+	cr_expect_eq(run_cmd(args, true), 2);
+	cr_expect_not_null(strstr(out, "not an IPv4 or IPv6 address"), "%s", out);
+	snprintf(args, sizeof(args), "--replay --server 10.99.0.9 %s",
+		 capture_arg("linux-rxe-atomic_fa.pcap"));
+	cr_expect_eq(run_cmd(args, true), 2);
+	cr_expect_not_null(strstr(out, "no RC request to 10.99.0.9"), "%s", out);
+}
+
+Test(app_pcap, replay_missing_file_exit_2)
+{
+	cr_expect_eq(run_cmd("--replay --compare /nonexistent/droce.pcap", true), 2);
+	cr_expect_not_null(strstr(out, "No such file"), "%s", out);
+	cr_expect_null(strstr(out, "verdict"), "%s", out);
+}
+
+Test(app_pcap, replay_not_a_capture_exit_2)
+{
+	char *path = tmp_path();
+	char args[256];
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f);
+	fputs("this is not a capture\n", f);
+	fclose(f);
+	snprintf(args, sizeof(args), "--replay --compare '%s'", path);
+	cr_expect_eq(run_cmd(args, true), 2);
+	unlink(path);
+	cr_expect_not_null(strstr(out, "unknown file format"), "%s", out);
+}
+
+Test(app_pcap, replay_without_rc_exit_2)
+{
+	char args[4300];
+
+	snprintf(args, sizeof(args), "--replay %s", capture_arg("linux-rxe-ud_pingpong.pcap"));
+	cr_expect_eq(run_cmd(args, true), 2);
+	cr_expect_not_null(strstr(out, "no RC request"), "%s", out);
+}
+
+Test(app_pcap, replay_out_not_writable_exit_2)
+{
+	char args[4300];
+
+	snprintf(args, sizeof(args), "--replay --out /nonexistent/droce.pcap %s",
+		 capture_arg("linux-rxe-atomic_fa.pcap"));
+	cr_expect_eq(run_cmd(args, true), 2);
+	cr_expect_not_null(strstr(out, "/nonexistent/droce.pcap"), "%s", out);
+}
+
+Test(app_pcap, replay_compare_equal)
+{
+	char args[4300];
+
+	snprintf(args, sizeof(args), "--replay --compare %s",
+		 capture_arg("linux-rxe-rc_pingpong.pcap"));
+	cr_assert_eq(run_pcap(args), 0, "%s", out);
+	cr_expect_not_null(strstr(out, "server 10.99.0.2 QP 0x000011, client 10.99.0.3 QP "
+				       "0x000011, path MTU 1024\n"),
+			   "%s", out);
+	cr_expect_not_null(strstr(out, "42 requests fed as fast as possible, droce sent 22 frames"),
+			   "%s", out);
+	cr_expect_not_null(strstr(out, "compared: 22 Linux responses, 9 IP IDs not captured"), "%s",
+			   out);
+	cr_expect_not_null(strstr(out, "verdict: equal within the tolerances\n"), "%s", out);
+	cr_expect_null(strstr(out, "difference"), "%s", out);
+}
+
+Test(app_pcap, replay_without_compare_no_verdict)
+{
+	char args[4300];
+
+	snprintf(args, sizeof(args), "--replay %s", capture_arg("linux-rxe-atomic_cs.pcap"));
+	cr_assert_eq(run_pcap(args), 0, "%s", out);
+	cr_expect_not_null(
+		strstr(out, "100 requests fed as fast as possible, droce sent 100 frames"), "%s",
+		out);
+	cr_expect_null(strstr(out, "verdict"), "%s", out);
+}
+
+/* Four QP pairs: droce stands in for the first request's QP, and finds its client's QP. */
+Test(app_pcap, replay_compare_one_qp_of_several)
+{
+	char args[4300];
+
+	snprintf(args, sizeof(args), "--replay --compare %s",
+		 capture_arg("linux-rxe-srq_pingpong.pcap"));
+	cr_assert_eq(run_pcap(args), 0, "%s", out);
+	cr_expect_not_null(strstr(out, "server 10.99.0.2 QP 0x000011, client 10.99.0.3 QP "), "%s",
+			   out);
+	cr_expect_not_null(strstr(out, "verdict: equal within the tolerances\n"), "%s", out);
+}
+
+/* Either side of a ping-pong can be the server: --server picks it. */
+Test(app_pcap, replay_compare_server_chosen)
+{
+	char args[4300];
+
+	snprintf(args, sizeof(args), "--replay --compare --server fd00::3 %s",
+		 capture_arg("linux-rxe-ipv6_rc_pingpong.pcap"));
+	cr_assert_eq(run_pcap(args), 0, "%s", out);
+	cr_expect_not_null(strstr(out, "server fd00::3 QP 0x000011, client fd00::2 QP 0x000011"),
+			   "%s", out);
+	cr_expect_not_null(strstr(out, "verdict: equal within the tolerances\n"), "%s", out);
+}
+
+Test(app_pcap, replay_compare_timing)
+{
+	char args[4300];
+
+	snprintf(args, sizeof(args), "--replay --compare --timing %s",
+		 capture_arg("linux-rxe-atomic_fa.pcap"));
+	cr_assert_eq(run_pcap(args), 0, "%s", out);
+	cr_expect_not_null(strstr(out, "100 requests fed at the capture's times"), "%s", out);
+	cr_expect_not_null(strstr(out, "verdict: equal within the tolerances\n"), "%s", out);
+}
+
+/* A cut capture: droce answers requests whose responses fell past the cut. */
+Test(app_pcap, replay_truncated_capture)
+{
+	char args[4300];
+
+	snprintf(args, sizeof(args), "--replay --compare %s",
+		 capture_arg("linux-rxe-write_bw-head.pcap"));
+	cr_expect_eq(run_pcap(args), 1, "%s", out);
+	cr_expect_not_null(strstr(out, "difference: droce sent 7 responses more than Linux"), "%s",
+			   out);
+	cr_expect_not_null(strstr(out, "verdict: 1 difference\n"), "%s", out);
+	snprintf(args, sizeof(args), "--replay --compare --truncated %s",
+		 capture_arg("linux-rxe-write_bw-head.pcap"));
+	cr_expect_eq(run_pcap(args), 0, "%s", out);
+	cr_expect_not_null(strstr(out, "7 droce responses after the capture's end"), "%s", out);
+	cr_expect_not_null(strstr(out, "verdict: equal within the tolerances\n"), "%s", out);
+}
+
+/* An ACK's MSN rewritten (and its ICRC made good again): droce's cannot match it. */
+static void set_msn(u_char *frame, uint32_t *len, uint32_t msn)
+{
+	struct droce_parse_cfg cfg = DROCE_PARSE_CFG_DEFAULT;
+	struct droce_hdr_fields f;
+	struct droce_addr a;
+	struct droce_pkt pkt;
+	uint16_t ip_id;
+	ssize_t n;
+
+	cr_assert_eq(droce_parse(frame, *len, &cfg, &pkt), DROCE_PARSE_OK);
+	cr_assert(pkt.mask & DROCE_OPM_AETH);
+	droce_pkt_fields(&pkt, frame, &f);
+	droce_pkt_addr(&pkt, frame, &a, &ip_id);
+	f.aeth.msn = msn;
+	n = droce_build_frame(frame, 65536, &a, ip_id, &f, NULL, 0);
+	cr_assert_gt(n, 0);
+	*len = (uint32_t)n;
+}
+
+Test(app_pcap, replay_edited_capture_exit_1)
+{
+	char *path = tmp_path();
+	char args[256];
+
+	/* frame 30 is the server's first ACK: PSN 13416432, MSN 1 */
+	write_edited("linux-rxe-rc_pingpong.pcap", path, 30, set_msn, 7);
+	snprintf(args, sizeof(args), "'%s'", path);
+	cr_expect_eq(run_pcap(args), 0, "the edited frame is well formed: %s", out);
+	cr_expect_not_null(strstr(out, "AETH{syndrome=0x1f ACK msn=7} icrc ok\n"), "%s", out);
+	snprintf(args, sizeof(args), "--replay --compare '%s'", path);
+	cr_expect_eq(run_pcap(args), 1, "%s", out);
+	unlink(path);
+	cr_expect_not_null(strstr(out, "difference: frame 30: MSN 7, droce 1 (answering 29)\n"),
+			   "%s", out);
+	cr_expect_not_null(strstr(out, "verdict: 1 difference\n"), "%s", out);
+}
+
+static uint64_t count_after(const char *text, const char *prefix)
+{
+	const char *at = strstr(text, prefix);
+
+	cr_assert_not_null(at, "no '%s' in %s", prefix, text);
+	return strtoull(at + strlen(prefix), NULL, 10);
+}
+
+/* capture -> dissect -> replay -> dissect: droce's frames, as written, are all good RoCEv2. */
+Test(app_pcap, replay_round_trip)
+{
+	char *path = tmp_path();
+	char args[4400];
+	uint64_t sent;
+	uint32_t magic = 0;
+	FILE *f;
+
+	snprintf(args, sizeof(args), "-S %s", capture_arg("linux-rxe-read_bw-head.pcap"));
+	cr_assert_eq(run_pcap(args), 0, "%s", out);
+	cr_expect_not_null(strstr(out, "malformed 0 (ICRC errors 0)"), "%s", out);
+	snprintf(args, sizeof(args), "--replay --compare --truncated --out '%s' %s", path,
+		 capture_arg("linux-rxe-read_bw-head.pcap"));
+	cr_assert_eq(run_pcap(args), 0, "%s", out);
+	sent = count_after(out, "droce sent ");
+	cr_expect_gt(sent, 0);
+	f = fopen(path, "rb");
+	cr_assert_not_null(f);
+	cr_expect_eq(fread(&magic, 4, 1, f), 1);
+	fclose(f);
+	cr_expect_eq(magic, 0xa1b23c4du, "nanosecond pcap magic, not %#x", magic);
+	snprintf(args, sizeof(args), "-s '%s'", path);
+	cr_expect_eq(run_pcap(args), 0, "%s", out);
+	unlink(path);
+	cr_expect_eq(count_after(out, "RoCEv2 "), sent, "%s", out);
+	cr_expect_not_null(strstr(out, "malformed 0 (ICRC errors 0)"), "%s", out);
+	cr_expect(strstr(out, "10.99.0.2 > 10.99.0.3 RC_RDMA_READ_RESPONSE_FIRST qp 0x000011 ") ==
+			  strstr(out, "10.99.0.2 > "),
+		  "droce's first frame is a READ response: %.200s", out);
+	cr_expect_null(strstr(out, "10.99.0.3 > "), "only droce's frames: %.200s", out);
 }
