@@ -217,6 +217,9 @@ static void client_close(struct droce_daemon *d, struct dclient *c)
 	epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->sock, NULL);
 	if (c->ctx != NULL)
 		epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->ctx->async_fd, NULL);
+	if (c->ctx != NULL)
+		fprintf(stderr, "droced: application pid %d closed: %u objects released\n",
+			(int)c->pid, c->live);
 	dclient_free(c);
 }
 
