@@ -39,6 +39,36 @@ static long free_hugepages(void)
 	return n;
 }
 
+/* The runtime folder of the EAL's file prefix @p prefix, where DPDK puts it (its rule). */
+static void runtime_dir(const char *prefix, char *dir, size_t len)
+{
+	const char *run = getuid() == 0 ? "/var/run" : getenv("XDG_RUNTIME_DIR");
+
+	snprintf(dir, len, "%.150s/dpdk/%.63s", run != NULL ? run : "/tmp", prefix);
+}
+
+/*
+ * Whether the EAL is to serve DPDK telemetry: yes unless DROCE_TELEMETRY=0 or DROCE_EAL_ARGS
+ * says --no-telemetry, and only if its socket can be made (a sandbox may refuse UNIX sockets,
+ * the runtime folder may not take one): the EAL does not start at all when it cannot, and it
+ * starts once per process, so the engine finds out first and then runs without telemetry,
+ * with a one-line warning.
+ */
+static bool telemetry_wanted(const struct engine *e)
+{
+	const char *env = getenv("DROCE_TELEMETRY");
+	char dir[256], why[512];
+
+	if ((env != NULL && strcmp(env, "0") == 0) ||
+	    (e->conf.eal_args != NULL && strstr(e->conf.eal_args, "--no-telemetry") != NULL))
+		return false;
+	runtime_dir(e->file_prefix, dir, sizeof(dir));
+	if (engine_telemetry_possible(dir, why, sizeof(why)))
+		return true;
+	fprintf(stderr, "droce: telemetry off: %s\n", why);
+	return false;
+}
+
 /*
  * EAL arguments of the embedded engine: its own file prefix, no PCI scan
  * unless asked, hugepages when the machine has free ones, main lcore 0 on
@@ -52,6 +82,7 @@ static int eal_start(struct engine *e)
 	const char *no_huge = getenv("DROCE_NO_HUGE");
 	char cpus[256] = "", *end = cpus;
 	int argc = 0, last = 0, cpu;
+	bool telemetry;
 	cpu_set_t set;
 
 	/* the CPUs this thread may run on (taskset, cgroups): lcore 0 keeps all of them, so
@@ -72,7 +103,8 @@ static int eal_start(struct engine *e)
 	ARG("droce");
 	ARG("--file-prefix=%s", e->file_prefix);
 	/* the telemetry socket serves droce's counters (engine_telemetry.c) unless turned off */
-	if (getenv("DROCE_TELEMETRY") != NULL && strcmp(getenv("DROCE_TELEMETRY"), "0") == 0)
+	telemetry = telemetry_wanted(e);
+	if (!telemetry)
 		ARG("--no-telemetry");
 	ARG("--log-level=error");
 	ARG("--lcores=0@(%s),1@%d", cpus, last);
@@ -99,6 +131,7 @@ static int eal_start(struct engine *e)
 	if (rte_eal_init(argc, argv) < 0)
 		return rte_errno == EALREADY ? -EALREADY : -rte_errno;
 	e->eal_ours = true;
+	e->telemetry = telemetry;
 	return 0;
 }
 
@@ -113,16 +146,16 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
 /* Clean the EAL droce started up, and its runtime folder. */
 static void eal_finish(struct engine *e, bool cleanup)
 {
-	const char *run = getuid() == 0 ? "/var/run" : getenv("XDG_RUNTIME_DIR");
 	char dir[256];
 
 	if (!e->eal_ours)
 		return;
 	if (cleanup)
 		rte_eal_cleanup();
-	snprintf(dir, sizeof(dir), "%.150s/dpdk/%.63s", run != NULL ? run : "/tmp", e->file_prefix);
+	runtime_dir(e->file_prefix, dir, sizeof(dir));
 	nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 	e->eal_ours = false;
+	e->telemetry = false;
 }
 
 /* Open a port, its neighbour table and the addresses the transport sends from. */

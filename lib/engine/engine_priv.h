@@ -140,6 +140,8 @@ struct engine {
 	bool running;  /* the lcore runs (written by the control path) */
 	bool eal_ours; /* droce initialised the EAL and cleans it up */
 	pid_t pid;     /* the process the engine runs in (not a forked child) */
+	/* the EAL droce started serves DPDK telemetry (not when turned off or impossible) */
+	bool telemetry;
 	unsigned int lcore;
 	char file_prefix[64];
 	struct droce_engine_conf conf;
@@ -198,5 +200,11 @@ int engine_devargs(const char *device, uint32_t mtu, char *out, size_t size);
 
 /* engine_telemetry.c: the /droce/... telemetry commands, once the EAL runs */
 void engine_telemetry_register(void);
+/**
+ * Whether DPDK can create its telemetry socket in the runtime folder @p dir (created if
+ * missing, as the EAL creates it); false with the reason in @p why otherwise. The EAL fails
+ * to start when it cannot, and it starts once per process: the engine asks first.
+ */
+bool engine_telemetry_possible(const char *dir, char *why, size_t len);
 
 #endif /* DROCE_ENGINE_PRIV_H */

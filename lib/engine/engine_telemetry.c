@@ -12,8 +12,13 @@
  *   /droce/lcore                    the engine lcore: loops, busy loops, packets
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <rte_telemetry.h>
 
@@ -126,4 +131,68 @@ void engine_telemetry_register(void)
 	rte_telemetry_register_cmd(
 		"/droce/lcore", tel_lcore,
 		"droce's engine lcore: loops, busy loops, packets. No parameters");
+}
+
+/*
+ * The socket DPDK 22.11's telemetry listens on, in the EAL's runtime folder, and the name the
+ * engine tries a socket of the same kind under beside it. DPDK copes with its own name taken
+ * (it removes a stale socket or adds a suffix), not with a path too long for a UNIX socket,
+ * with a UNIX socket refused (a sandbox), nor with a folder that takes no socket.
+ */
+#define TELEMETRY_SOCKET "dpdk_telemetry.v2"
+#define PROBE_SOCKET     "droce_tel_probe"
+
+/* mkdir @p path as the EAL does (0700): 1 if made here, 0 if it was there, or -errno. */
+static int dir_make(const char *path)
+{
+	if (mkdir(path, 0700) == 0)
+		return 1;
+	return errno == EEXIST ? 0 : -errno;
+}
+
+bool engine_telemetry_possible(const char *dir, char *why, size_t len)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	char parent[sizeof(a.sun_path)] = "";
+	const char *slash = strrchr(dir, '/');
+	int made_parent = 0, made_dir = 0, fd = -1;
+	bool ok = false;
+
+	if ((size_t)snprintf(a.sun_path, sizeof(a.sun_path), "%s/%s", dir, TELEMETRY_SOCKET) >=
+	    sizeof(a.sun_path)) {
+		snprintf(why, len, "%s/%s: too long for a UNIX socket", dir, TELEMETRY_SOCKET);
+		return false;
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(why, len, "no UNIX socket: %s", strerror(errno));
+		return false;
+	}
+	/* the folder and its parent, as the EAL will make them; removed again if made here */
+	if (slash != NULL && slash != dir) {
+		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - dir), dir);
+		made_parent = dir_make(parent);
+	}
+	if (made_parent >= 0)
+		made_dir = dir_make(dir);
+	if (made_parent < 0 || made_dir < 0) {
+		snprintf(why, len, "cannot create %s: %s", made_parent < 0 ? parent : dir,
+			 strerror(made_parent < 0 ? -made_parent : -made_dir));
+		goto out;
+	}
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s/%s", dir, PROBE_SOCKET);
+	unlink(a.sun_path);
+	if (bind(fd, (const struct sockaddr *)&a, sizeof(a)) != 0) {
+		snprintf(why, len, "no socket in %s: %s", dir, strerror(errno));
+		goto out;
+	}
+	unlink(a.sun_path);
+	ok = true;
+out:
+	close(fd);
+	if (made_dir > 0)
+		rmdir(dir);
+	if (made_parent > 0)
+		rmdir(parent);
+	return ok;
 }

@@ -235,20 +235,26 @@ static void grh_area(const struct rte_mbuf *m, const struct droce_pkt *pkt, uint
 	}
 }
 
-/* Take the next receive WQE of the QP (or its SRQ) into @p r. */
-static bool take_recv(const struct droce_transport_env *env, struct droce_tqp *q,
-		      struct rwqe_copy *r)
+/*
+ * Copy the next receive WQE of the QP (or its SRQ) into @p r, leaving it posted: a datagram
+ * the WQE cannot hold must not use it up. Returns the WQEs posted (<= 0: none).
+ */
+static int peek_recv(struct droce_tqp *q, struct rwqe_copy *r)
 {
 	struct droce_ring_cons *ring = q->srq != NULL ? q->srq : &q->rq;
 	int avail = droce_ring_cons_avail(ring);
 
-	if (avail <= 0)
-		return false;
-	memcpy(r, droce_ring_cons_slot(ring, 0), ring->slot_size);
-	droce_ring_cons_release(ring, 1);
+	if (avail > 0)
+		memcpy(r, droce_ring_cons_slot(ring, 0), ring->slot_size);
+	return avail;
+}
+
+/* Take the WQE peek_recv() copied out of the @p avail posted. */
+static void take_recv(const struct droce_transport_env *env, struct droce_tqp *q, int avail)
+{
+	droce_ring_cons_release(q->srq != NULL ? q->srq : &q->rq, 1);
 	if (q->srq != NULL && env->srq_limit != NULL)
 		env->srq_limit(env->arg, q->srq_user, (uint32_t)avail - 1);
-	return true;
 }
 
 int droce_ud_recv(const struct droce_transport_env *env, struct droce_tqp *q, struct rte_mbuf *m,
@@ -261,7 +267,7 @@ int droce_ud_recv(const struct droce_transport_env *env, struct droce_tqp *q, st
 	uint64_t total = 0;
 	uint32_t max_sge, i;
 	uint8_t grh[40];
-	int rc;
+	int avail, rc;
 
 	if (!(pkt->mask & DROCE_OPM_UD)) {
 		rte_pktmbuf_free(m);
@@ -280,7 +286,8 @@ int droce_ud_recv(const struct droce_transport_env *env, struct droce_tqp *q, st
 		rte_pktmbuf_free(m);
 		return -EACCES;
 	}
-	if (!take_recv(env, q, &r)) {
+	avail = peek_recv(q, &r);
+	if (avail <= 0) {
 		/* UD has no RNR: with no receive WQE the packet is dropped */
 		q->stats.out_of_buffer++;
 		rte_pktmbuf_free(m);
@@ -292,16 +299,27 @@ int droce_ud_recv(const struct droce_transport_env *env, struct droce_tqp *q, st
 	e.opcode = IBV_WC_RECV;
 	max_sge = (ring->slot_size - (uint32_t)sizeof(r.hdr)) / (uint32_t)sizeof(struct droce_sge);
 	if (r.hdr.num_sge > max_sge) {
+		/* a malformed WQE is the local application's error: it ends the QP */
+		take_recv(env, q, avail);
 		e.status = IBV_WC_LOC_QP_OP_ERR;
 		goto out_error;
 	}
 	for (i = 0; i < r.hdr.num_sge; i++)
 		total += r.sge[i].length;
 	if (total < 40u + pkt->payload_len) {
+		/*
+		 * A datagram longer than the receive buffers is an invalid request, silently
+		 * dropped (IBA's responder error class D; UD has no NAK to report it): the QP
+		 * stays in RTS and the WQE stays posted for the next datagram, so that no
+		 * remote sender can end a UD QP. Linux rxe does the same on a QP without an
+		 * SRQ (kernels 6.2 to 6.9 moved the QP to Error: CVE-2024-40992); on an SRQ it
+		 * completes the WQE in error instead, droce leaves it in the SRQ too.
+		 */
 		q->stats.resp_local_length_error++;
-		e.status = IBV_WC_LOC_LEN_ERR;
-		goto out_error;
+		rte_pktmbuf_free(m);
+		return -EMSGSIZE;
 	}
+	take_recv(env, q, avail);
 	grh_area(m, pkt, grh);
 	rc = droce_sge_scatter_buf(env, q->pd, r.sge, r.hdr.num_sge, grh, 40);
 	if (rc == 0)

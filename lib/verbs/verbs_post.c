@@ -20,7 +20,12 @@
 #define QPT_UC (1u << IBV_QPT_UC)
 #define QPT_UD (1u << IBV_QPT_UD)
 
-/* Per operation: QP types it is allowed on (the seed's opcode x QP-type table) and its traits. */
+/*
+ * Per operation: QP types it is allowed on and its traits. The QP types are ibv_post_send(3)'s
+ * table, less SEND_WITH_INV on UC: no UC opcode carries an IETH (IBA's invalidate opcodes are
+ * RC's and XRC's only), so such a WQE could only fail later in the engine; it is refused here,
+ * as every operation the QP type cannot carry is (doc/verbs.md, "Posting").
+ */
 static const struct {
 	uint8_t qp_types;
 	bool has_data;   /* takes SGEs (or inline data) */
@@ -30,7 +35,7 @@ static const struct {
 } op_info[DROCE_WQE_OP_COUNT] = {
 	[DROCE_WQE_SEND] = {QPT_RC | QPT_UC | QPT_UD, true, true, false, false},
 	[DROCE_WQE_SEND_IMM] = {QPT_RC | QPT_UC | QPT_UD, true, true, false, false},
-	[DROCE_WQE_SEND_INV] = {QPT_RC | QPT_UC, true, true, false, false},
+	[DROCE_WQE_SEND_INV] = {QPT_RC, true, true, false, false},
 	[DROCE_WQE_WRITE] = {QPT_RC | QPT_UC, true, true, true, false},
 	[DROCE_WQE_WRITE_IMM] = {QPT_RC | QPT_UC, true, true, true, false},
 	[DROCE_WQE_READ] = {QPT_RC, true, false, true, false},

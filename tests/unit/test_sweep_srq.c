@@ -5,7 +5,8 @@
  * Every message takes the next SRQ WQE whichever QP it arrives on, with its
  * length, immediate, bytes and QP number; the limit event fires once, when the
  * WQEs left drop below the limit, and disarms the SRQ; an empty SRQ makes RC
- * wait (RNR) until a WQE is posted; a QP of the SRQ in Error leaves the SRQ's
+ * wait (RNR) until a WQE is posted; a UD datagram too long for the WQE at the
+ * head is dropped and leaves it there; a QP of the SRQ in Error leaves the SRQ's
  * WQEs to the others and raises Last WQE Reached; the pools end where they
  * started.
  */
@@ -22,6 +23,7 @@
 #define POSTED   40u
 #define LIMIT    10u
 #define FIRST_ID 1000u
+#define BAD_LKEY 0x12345600u /* a key no table entry has */
 
 static const enum sw_kind kind_of[NQP] = {SW_RC, SW_RC, SW_RC, SW_UC, SW_UD};
 
@@ -31,11 +33,11 @@ static struct ibv_cq *rcq;             /* the peer's receive CQ, shared by its S
 static struct sw_end x0[NQP], x1[NQP]; /* e0 and the peer, each pair with its own QP */
 static uint32_t wqes;                  /* SRQ WQEs posted */
 
-static void srq_post(uint32_t len)
+static void srq_post(uint32_t len, uint32_t lkey)
 {
 	struct ibv_sge s = {.addr = (uintptr_t)r.e1.buf + SW_RECV(&r) + (wqes % 32) * SLOT,
 			    .length = len,
-			    .lkey = r.e1.mr->lkey};
+			    .lkey = lkey};
 	struct ibv_recv_wr wr = {.wr_id = FIRST_ID + wqes, .sg_list = &s, .num_sge = 1}, *bad;
 
 	cr_assert_eq(ibv_post_srq_recv(srq, &wr, &bad), 0);
@@ -128,6 +130,30 @@ static void message(uint32_t m, uint32_t wqe)
 		     "%s: bytes", r.what);
 }
 
+/* A UD datagram of @p len bytes from pair 4 (UD), its send completion successful. */
+static void ud_send(uint64_t id, uint32_t len)
+{
+	struct ibv_wc wc;
+
+	cr_assert_eq(sw_post_chain(&x0[4], SW_UD,
+				   &(struct ibv_send_wr){
+					   .wr_id = id,
+					   .sg_list = &(struct ibv_sge){.addr = (uintptr_t)r.e0.buf,
+									.length = len,
+									.lkey = r.e0.mr->lkey},
+					   .num_sge = 1,
+					   .opcode = IBV_WR_SEND,
+					   .send_flags = IBV_SEND_SIGNALED,
+					   .wr.ud = {.ah = x0[4].ah,
+						     .remote_qpn = x1[4].qp[SW_UD]->qp_num,
+						     .remote_qkey = SW_QKEY}},
+				   0),
+		     0);
+	cr_assert_eq(sw_poll_one(x0[4].scq[SW_UD], &wc, SW_LIVENESS), 0);
+	cr_expect_eq(wc.wr_id, id);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "UD send: %s", ibv_wc_status_str(wc.status));
+}
+
 static int async_event(struct ibv_async_event *ev, int seconds)
 {
 	struct pollfd pfd = {.fd = r.e1.ctx->async_fd, .events = POLLIN};
@@ -185,7 +211,7 @@ Test(sweep_srq, shared_by_rc_uc_ud_with_the_limit_event)
 
 	setup();
 	for (uint32_t j = 0; j < POSTED; j++)
-		srq_post(SLOT);
+		srq_post(SLOT, r.e1.mr->lkey);
 	cr_assert_eq(ibv_modify_srq(srq, &a, IBV_SRQ_LIMIT), 0);
 	/* down to LIMIT WQEs left: not below it yet */
 	for (m = 0; m < POSTED - LIMIT; m++)
@@ -225,7 +251,7 @@ Test(sweep_srq, empty_srq_makes_rc_wait_until_a_wqe_is_posted)
 		     0);
 	cr_expect_eq(sw_poll_one(x0[0].scq[SW_RC], &wc, 0), -EAGAIN,
 		     "completed without a receive WQE: %s", ibv_wc_status_str(wc.status));
-	srq_post(SLOT);
+	srq_post(SLOT, r.e1.mr->lkey);
 	cr_assert_eq(sw_poll_one(x0[0].scq[SW_RC], &wc, SW_LIVENESS), 0);
 	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
 	cr_assert_eq(sw_poll_one(rcq, &wc, SW_LIVENESS), 0);
@@ -242,7 +268,7 @@ Test(sweep_srq, qp_in_error_leaves_the_wqes_to_the_others)
 
 	setup();
 	for (uint32_t j = 0; j < 4; j++)
-		srq_post(SLOT);
+		srq_post(SLOT, r.e1.mr->lkey);
 	message(0, 0);
 	/* the application moves pair 0's RC QP to Error: Last WQE Reached, nothing flushed */
 	cr_assert_eq(ibv_modify_qp(x1[0].qp[SW_RC], &a, IBV_QP_STATE), 0);
@@ -253,34 +279,32 @@ Test(sweep_srq, qp_in_error_leaves_the_wqes_to_the_others)
 	message(1, 1);
 	message(2, 2);
 	message(3, 3);
-	/* the UD QP meets a WQE too short for its message: that WQE completes in error, the
-	 * QP goes to Error by itself, raises its event and Last WQE Reached, and the rest of
-	 * the SRQ stays for the others */
-	srq_post(40 + 4);
-	srq_post(SLOT);
-	cr_assert_eq(sw_post_chain(&x0[4], SW_UD,
-				   &(struct ibv_send_wr){
-					   .wr_id = 4,
-					   .sg_list = &(struct ibv_sge){.addr = (uintptr_t)r.e0.buf,
-									.length = 100,
-									.lkey = r.e0.mr->lkey},
-					   .num_sge = 1,
-					   .opcode = IBV_WR_SEND,
-					   .send_flags = IBV_SEND_SIGNALED,
-					   .wr.ud = {.ah = x0[4].ah,
-						     .remote_qpn = x1[4].qp[SW_UD]->qp_num,
-						     .remote_qkey = SW_QKEY}},
-				   0),
-		     0);
-	cr_assert_eq(sw_poll_one(x0[4].scq[SW_UD], &wc, SW_LIVENESS), 0);
-	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "UD send: %s", ibv_wc_status_str(wc.status));
+	/* the UD QP meets a WQE too short for its datagram: the datagram is dropped, the WQE
+	 * stays at the head of the SRQ, the QP in RTS; a datagram that fits takes it */
+	srq_post(40 + 4, r.e1.mr->lkey);
+	ud_send(4, 100);
+	sw_settle(&r);
+	cr_expect_eq(sw_poll_one(rcq, &wc, 0), -EAGAIN, "SRQ WQE %llu completed (%s)",
+		     (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+	expect_no_event("a datagram too long for its WQE");
+	ud_send(5, 4);
 	cr_assert_eq(sw_poll_one(rcq, &wc, SW_LIVENESS), 0);
 	cr_expect_eq(wc.wr_id, FIRST_ID + 4);
-	cr_expect_eq(wc.status, IBV_WC_LOC_LEN_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.byte_len, 40 + 4);
+	/* the UD QP meets a WQE whose lkey is bad: that WQE completes in error, the QP goes
+	 * to Error by itself, raises its event and Last WQE Reached, and the rest of the SRQ
+	 * stays for the others */
+	srq_post(SLOT, BAD_LKEY);
+	srq_post(SLOT, r.e1.mr->lkey);
+	ud_send(6, 100);
+	cr_assert_eq(sw_poll_one(rcq, &wc, SW_LIVENESS), 0);
+	cr_expect_eq(wc.wr_id, FIRST_ID + 5);
+	cr_expect_eq(wc.status, IBV_WC_LOC_PROT_ERR, "%s", ibv_wc_status_str(wc.status));
 	cr_expect_eq(wc.qp_num, x1[4].qp[SW_UD]->qp_num);
 	expect_event(IBV_EVENT_QP_FATAL, x1[4].qp[SW_UD], "UD receive error");
 	expect_event(IBV_EVENT_QP_LAST_WQE_REACHED, x1[4].qp[SW_UD], "UD receive error");
-	message(6, 5);
+	message(6, 6);
 	sw_settle(&r);
 	cr_expect_eq(sw_poll_one(rcq, &wc, 0), -EAGAIN, "SRQ WQE %llu completed (%s)",
 		     (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));

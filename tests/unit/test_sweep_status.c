@@ -131,11 +131,6 @@ Test(sweep_status, uc_loc_prot_receive_bad_lkey)
 	run("uc_loc_prot_receive_bad_lkey");
 }
 
-Test(sweep_status, ud_loc_len_message_too_long)
-{
-	run("ud_loc_len_message_too_long");
-}
-
 Test(sweep_status, ud_loc_prot_receive_bad_lkey)
 {
 	run("ud_loc_prot_receive_bad_lkey");

@@ -307,16 +307,67 @@ Test(transport_ud, no_receive_wqe_drops)
 	cr_expect_eq(b.tqp.stats.out_of_buffer, 1);
 }
 
-Test(transport_ud, short_receive_buffer_is_a_length_error)
+/*
+ * A datagram longer than the receive buffers (GRH area included) is dropped, not a receive
+ * error: the QP stays in RTS and its WQE stays posted, so that no sender can end a UD QP.
+ */
+Test(transport_ud, short_receive_buffer_drops_the_datagram)
 {
 	struct ibv_wc wc;
 
 	post_recv_b(12, 40 + 99);
 	cr_assert_eq(post_send_a(7, 100, QKEY, IBV_WR_SEND), 0);
 	droce_tqp_send(&env, &a.tqp, 0, 16);
-	wc = wait_wc(b.cq, 12);
-	cr_expect_eq(wc.status, IBV_WC_LOC_LEN_ERR);
-	cr_expect_eq(droce_engine_qp_state(b.qp), IBV_QPS_ERR);
+	cr_expect_eq(wait_wc(a.cq, 7).status, IBV_WC_SUCCESS, "UD sends complete once sent");
+	cr_expect_eq(ibv_poll_cq(b.cq, 1, &wc), 0, "no receive completion");
+	cr_expect_eq(droce_engine_qp_state(b.qp), IBV_QPS_RTS);
+	cr_expect_eq(b.tqp.stats.resp_local_length_error, 1);
+	cr_expect_eq(b.tqp.stats.resp_cqe_error, 0);
+	cr_expect_eq(droce_ring_cons_avail(&b.tqp.rq), 1, "the receive WQE is still posted");
+}
+
+Test(transport_ud, short_receive_buffer_takes_the_next_datagram_that_fits)
+{
+	struct ibv_wc wc;
+
+	post_recv_b(13, 40 + 99);
+	cr_assert_eq(post_send_a(8, 100, QKEY, IBV_WR_SEND), 0);
+	cr_assert_eq(post_send_a(9, 100, QKEY, IBV_WR_SEND), 0);
+	cr_assert_eq(post_send_a(10, 99, QKEY, IBV_WR_SEND), 0);
+	cr_expect_eq(droce_tqp_send(&env, &a.tqp, 0, 16), 3);
+	wc = wait_wc(b.cq, 13);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.byte_len, 40 + 99, "the datagram that fits");
+	cr_expect_eq(b.tqp.stats.resp_local_length_error, 2, "the two before it dropped");
+	cr_expect_eq(droce_engine_qp_state(b.qp), IBV_QPS_RTS);
+}
+
+Test(transport_ud, short_srq_receive_buffer_stays_in_the_srq)
+{
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 16, .max_sge = 1}};
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	struct droce_srq_view v;
+	struct droce_ring_cons ring;
+	struct ibv_sge sge = {.addr = (uintptr_t)b.buf, .length = 40 + 99, .lkey = b.mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = 14, .sg_list = &sge, .num_sge = 1}, *bad;
+	struct ibv_wc wc;
+
+	cr_assert_not_null(srq);
+	cr_assert_eq(droce_engine_srq_view(srq, &v), 0);
+	cr_assert_eq(droce_ring_cons_attach(&ring, v.ring.addr, v.ring.len), 0);
+	b.tqp.srq = &ring;
+	cr_assert_eq(ibv_post_srq_recv(srq, &wr, &bad), 0);
+	cr_assert_eq(post_send_a(11, 100, QKEY, IBV_WR_SEND), 0);
+	droce_tqp_send(&env, &a.tqp, 0, 16);
+	cr_expect_eq(ibv_poll_cq(b.cq, 1, &wc), 0, "no receive completion");
+	cr_expect_eq(droce_ring_cons_avail(&ring), 1, "the SRQ's WQE is still posted");
+	cr_expect_eq(droce_engine_qp_state(b.qp), IBV_QPS_RTS);
+	cr_assert_eq(post_send_a(12, 99, QKEY, IBV_WR_SEND), 0);
+	droce_tqp_send(&env, &a.tqp, 0, 16);
+	wc = wait_wc(b.cq, 14);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(droce_ring_cons_avail(&ring), 0);
+	b.tqp.srq = NULL;
 }
 
 Test(transport_ud, bad_lkey_is_a_protection_error_and_sqe)

@@ -301,7 +301,8 @@ struct cell {
 	uint8_t wqe_op; /* what the engine must see when accepted */
 };
 
-/* ibv_post_send(3): the opcode table, its RC, UC and UD columns. */
+/* ibv_post_send(3): the opcode table, its RC, UC and UD columns; SEND_WITH_INV is RC's only
+ * (no UC opcode carries an IETH: test_verbs_post_opcode.c). */
 static const struct {
 	enum ibv_wr_opcode op;
 	bool rc, uc, ud;
@@ -316,7 +317,7 @@ static const struct {
 	{IBV_WR_ATOMIC_FETCH_AND_ADD, true, false, false, DROCE_WQE_FETCH_ADD},
 	{IBV_WR_LOCAL_INV, true, true, false, DROCE_WQE_LOCAL_INV},
 	{IBV_WR_BIND_MW, true, true, false, DROCE_WQE_BIND_MW},
-	{IBV_WR_SEND_WITH_INV, true, true, false, DROCE_WQE_SEND_INV},
+	{IBV_WR_SEND_WITH_INV, true, false, false, DROCE_WQE_SEND_INV},
 	/* not droce's: TSO (raw packet QPs), driver-private and atomic-write opcodes */
 	{IBV_WR_TSO, false, false, false, 0},
 	{IBV_WR_DRIVER1, false, false, false, 0},
@@ -1144,7 +1145,7 @@ Test(post_send_flags, solicited_carried)
 		{IBV_QPT_RC, IBV_WR_SEND},
 		{IBV_QPT_RC, IBV_WR_SEND_WITH_IMM},
 		{IBV_QPT_RC, IBV_WR_RDMA_WRITE_WITH_IMM},
-		{IBV_QPT_UC, IBV_WR_SEND_WITH_INV},
+		{IBV_QPT_RC, IBV_WR_SEND_WITH_INV},
 		{IBV_QPT_UD, IBV_WR_SEND},
 	};
 
@@ -1746,7 +1747,7 @@ Test(post_send_mw, local_inv_with_sges_refused)
 
 Test(post_send_mw, send_with_inv_carries_rkey)
 {
-	struct ibv_qp *qp = qp_rts(IBV_QPT_UC);
+	struct ibv_qp *qp = qp_rts(IBV_QPT_RC);
 	struct ibv_send_wr wr;
 	struct ibv_sge sge;
 	struct harness_send s;
