@@ -125,6 +125,13 @@ struct droce_daemon *droce_daemon_start(const struct droce_daemon_conf *conf)
 		fprintf(stderr, "droced: no device configured\n");
 		goto fail;
 	}
+	/* the socket first: a second droced must not start DPDK on the first one's ports */
+	rc = listen_on(d);
+	if (rc != 0) {
+		fprintf(stderr, "droced: %s: %s\n", conf->socket_path,
+			rc == -EADDRINUSE ? "another droced serves it" : strerror(-rc));
+		goto fail;
+	}
 	rc = engine_env(conf);
 	if (rc != 0)
 		goto fail;
@@ -147,12 +154,6 @@ struct droce_daemon *droce_daemon_start(const struct droce_daemon_conf *conf)
 	}
 	if (!droce_engine_running()) {
 		fprintf(stderr, "droced: the engine did not start\n");
-		goto fail;
-	}
-	rc = listen_on(d);
-	if (rc != 0) {
-		fprintf(stderr, "droced: %s: %s\n", conf->socket_path,
-			rc == -EADDRINUSE ? "another droced serves it" : strerror(-rc));
 		goto fail;
 	}
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);

@@ -152,7 +152,7 @@ int droce_daemon_conf_load(struct droce_daemon_conf *c, const char *path, char *
 		return rc;
 	}
 	while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
-		char *s = trim(line), *eq;
+		char *s, *eq;
 
 		lineno++;
 		if (strchr(line, '\n') == NULL && !feof(f)) {
@@ -160,6 +160,7 @@ int droce_daemon_conf_load(struct droce_daemon_conf *c, const char *path, char *
 			rc = -EINVAL;
 			break;
 		}
+		s = trim(line);
 		if (s[0] == '\0' || s[0] == '#')
 			continue;
 		eq = strchr(s, '=');

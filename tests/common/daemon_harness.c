@@ -46,8 +46,10 @@ void test_daemon_start(struct test_daemon *t, const char *const *argv)
 	double until;
 
 	cr_assert_not_null(bin, "DROCE_DROCED names the droced binary (meson sets it)");
-	snprintf(t->dir, sizeof(t->dir), "/tmp/droced-test-XXXXXX");
-	cr_assert_not_null(mkdtemp(t->dir));
+	if (t->dir[0] == '\0') {
+		snprintf(t->dir, sizeof(t->dir), "/tmp/droced-test-XXXXXX");
+		cr_assert_not_null(mkdtemp(t->dir));
+	}
 	snprintf(t->sock, sizeof(t->sock), "%s/droced.sock", t->dir);
 	snprintf(t->log, sizeof(t->log), "%s/droced.log", t->dir);
 	args[n++] = bin;

@@ -28,6 +28,8 @@ struct test_daemon {
 /**
  * Start droced with @p argv (extra options, NULL-terminated, may be NULL) and
  * the two devices above; return once its socket accepts. Asserts on failure.
+ * The socket is droced.sock in t->dir: a new /tmp/droced-test-* folder unless
+ * t->dir already names one.
  */
 void test_daemon_start(struct test_daemon *t, const char *const *argv);
 
