@@ -6,6 +6,10 @@
  * map and the application cannot shrink under it: a memfd sealed with
  * F_SEAL_SHRINK (droce_alloc_shared() makes one, hugepages optional). The
  * file is found from /proc/self/maps and a descriptor this process holds.
+ *
+ * With DROCE_SHARE_PRIVATE=1, private anonymous memory (malloc's) is moved
+ * onto such a memfd in place at registration, so that unmodified programs
+ * register their buffers: same addresses, same bytes, now shared with droced.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -114,6 +118,99 @@ static int backing_fd(const struct backing *b)
 	return fd;
 }
 
+/* One mapping of the range to move: where, and its protection. */
+struct piece {
+	uintptr_t lo, hi;
+	int prot;
+};
+
+#define PIECES_MAX 16
+
+/*
+ * The pages of [lo, hi): private anonymous mappings only (the heap, malloc's
+ * mmaps), readable, at most PIECES_MAX of them, no hole. The stack and file
+ * mappings are never moved. Count, or -EINVAL.
+ */
+static int private_pieces(uintptr_t lo, uintptr_t hi, struct piece *p)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[PATH_MAX + 128];
+	uintptr_t want = lo;
+	int n = 0;
+
+	if (f == NULL)
+		return -errno;
+	while (want < hi && fgets(line, sizeof(line), f) != NULL) {
+		uintptr_t a, b;
+		char perms[8], path[PATH_MAX] = "";
+		unsigned long long off, ino;
+		unsigned int maj, min;
+
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s %llx %x:%x %llu %4095[^\n]", &a, &b,
+			   perms, &off, &maj, &min, &ino, path) < 7 ||
+		    b <= want)
+			continue;
+		if (a > want || n == PIECES_MAX || perms[3] != 'p' || perms[0] != 'r' || ino != 0 ||
+		    (path[0] != '\0' && strcmp(path, "[heap]") != 0))
+			break;
+		p[n].lo = want;
+		p[n].hi = b < hi ? b : hi;
+		p[n].prot = PROT_READ | (perms[1] == 'w' ? PROT_WRITE : 0) |
+			    (perms[2] == 'x' ? PROT_EXEC : 0);
+		want = p[n].hi;
+		n++;
+	}
+	fclose(f);
+	return want >= hi ? n : -EINVAL;
+}
+
+/*
+ * Move the private pages under [addr, addr + len) onto a sealed memfd, in
+ * place: copy them into the file, then map the file over them with
+ * MAP_FIXED. A store another thread makes to those pages between the copy and
+ * the mapping is lost, so it is opt-in (DROCE_SHARE_PRIVATE=1) and meant for
+ * buffers registered before they are used. The descriptor stays open: it is
+ * how a later registration finds the file. 0 or -errno.
+ */
+static int share_private(uintptr_t addr, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = addr & ~(page - 1), hi = (addr + len + page - 1) & ~(page - 1);
+	struct piece p[PIECES_MAX];
+	int n = private_pieces(lo, hi, p), fd, err;
+	void *tmp;
+
+	if (n < 0)
+		return n;
+	fd = memfd_create("droce-shared-private", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)(hi - lo)) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+		goto fail;
+	tmp = mmap(NULL, hi - lo, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (tmp == MAP_FAILED)
+		goto fail;
+	memcpy(tmp, (const void *)lo, hi - lo);
+	munmap(tmp, hi - lo);
+	for (int i = 0; i < n; i++)
+		if (mmap((void *)p[i].lo, p[i].hi - p[i].lo, p[i].prot, MAP_SHARED | MAP_FIXED, fd,
+			 (off_t)(p[i].lo - lo)) == MAP_FAILED)
+			goto fail; /* pieces before it moved already: their bytes are the same */
+	return 0;
+fail:
+	err = errno;
+	close(fd);
+	return -err;
+}
+
+static bool share_private_wanted(void)
+{
+	const char *v = getenv("DROCE_SHARE_PRIVATE");
+
+	return v != NULL && strcmp(v, "1") == 0;
+}
+
 int droce_remote_reg_mr(struct droce_mr *mr, struct ibv_pd *pd, void *addr, size_t length,
 			uint64_t iova, unsigned int access)
 {
@@ -130,14 +227,17 @@ int droce_remote_reg_mr(struct droce_mr *mr, struct ibv_pd *pd, void *addr, size
 	if (length == 0 || (uintptr_t)addr + length < (uintptr_t)addr)
 		return EINVAL;
 	rc = find_backing((uintptr_t)addr, length, &b);
+	if (rc == -EINVAL && share_private_wanted() &&
+	    share_private((uintptr_t)addr, length) == 0)
+		rc = find_backing((uintptr_t)addr, length, &b);
 	fd = rc == 0 ? backing_fd(&b) : -1;
 	if (rc == 0 && fd < 0)
 		rc = -EINVAL;
 	if (rc == -EINVAL) {
 		fprintf(stderr,
 			"droce: ibv_reg_mr(%p, %zu): droced cannot map this memory; allocate "
-			"it with droce_alloc_shared() or map a memfd sealed with F_SEAL_SHRINK "
-			"(doc/daemon.md)\n",
+			"it with droce_alloc_shared() or map a memfd sealed with F_SEAL_SHRINK, "
+			"or set DROCE_SHARE_PRIVATE=1 for malloc memory (doc/daemon.md)\n",
 			addr, length);
 	}
 	if (rc != 0)
