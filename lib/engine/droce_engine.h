@@ -215,6 +215,7 @@ struct droce_engine_stats {
 	uint64_t rx_no_qp;         /**< RoCE packets for a QPN nobody has */
 	uint64_t parse_errors[32]; /**< by enum droce_parse_status */
 	uint64_t tx_pkts;
+	uint64_t tx_waits; /**< send passes a QP skipped: its port's device was behind */
 };
 
 /** Engine-wide counters (rx_not_roce, rx_no_qp and parse_errors: the sums over the ports). */
@@ -256,7 +257,9 @@ struct droce_engine_port_stats {
 	uint32_t pool_avail;
 	uint64_t rx_pkts;    /**< frames received */
 	uint64_t tx_pkts;    /**< frames the device took */
-	uint64_t tx_dropped; /**< frames the device refused */
+	uint64_t tx_dropped; /**< frames lost: the device was behind by a whole TX backlog */
+	uint64_t tx_full;    /**< flushes the device did not take whole: frames waited */
+	uint32_t tx_waiting; /**< frames waiting for the device now (the TX backlog) */
 	uint64_t rx_bytes;   /**< bytes of the frames received (no FCS) */
 	uint64_t tx_bytes;   /**< bytes of the frames the device took (no FCS) */
 	/** frames to the port's own MAC, looped back without reaching the device */

@@ -466,6 +466,8 @@ int droce_engine_port_stats(const char *name, struct droce_engine_port_stats *st
 		st->rx_pkts = p->port.qstats[0].rx_pkts;
 		st->tx_pkts = p->port.qstats[0].tx_pkts;
 		st->tx_dropped = p->port.qstats[0].tx_dropped;
+		st->tx_full = p->port.qstats[0].tx_full;
+		st->tx_waiting = droce_port_tx_pending(&p->port, 0);
 		st->rx_bytes = p->port.qstats[0].rx_bytes;
 		st->tx_bytes = p->port.qstats[0].tx_bytes;
 		st->loopback_pkts = p->loop_pkts;

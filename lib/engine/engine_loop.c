@@ -19,6 +19,12 @@
 #define IDLE_LOOPS_BEFORE_SLEEP 1024
 #define SEND_BUDGET             32
 #define TIMER_BUDGET            64
+/*
+ * Room a port's TX backlog keeps for what no send pass budgets (ARP/ND
+ * replies, neighbour requests, frames that waited for a MAC): the send pass
+ * of a QP starts only while more than this is free.
+ */
+#define TX_RESERVE 128
 
 static uint64_t now_us(const struct engine *e)
 {
@@ -316,9 +322,15 @@ int engine_lcore_main(void *arg)
 		}
 		for (i = 0; i < e->n_list; i++) {
 			struct engine_qp *q = e->list[i];
-			int done =
-				droce_tqp_send(&q->port->env, &q->tqp, (uint32_t)now, SEND_BUDGET);
+			uint32_t room = droce_port_tx_room(&q->port->port, 0);
+			int done;
 
+			/* the device is behind: the QP waits (back-pressure), nothing is lost */
+			if (room <= TX_RESERVE + SEND_BUDGET) {
+				e->stats.tx_waits++;
+				continue;
+			}
+			done = droce_tqp_send(&q->port->env, &q->tqp, (uint32_t)now, SEND_BUDGET);
 			if (done > 0)
 				work += (unsigned int)done;
 		}
@@ -334,7 +346,7 @@ int engine_lcore_main(void *arg)
 			/* the partial burst, and held frames that are due */
 			if (unlikely(e->ports[i].fault != NULL))
 				work += engine_fault_flush(&e->ports[i], now);
-			if (e->ports[i].port.txq[0].n > 0)
+			if (droce_port_tx_pending(&e->ports[i].port, 0) > 0)
 				work += droce_port_tx_flush(&e->ports[i].port, 0);
 		}
 		e->stats.loops++;

@@ -24,6 +24,8 @@ extern "C" {
 
 #define DROCE_PORT_QUEUES_MAX 8
 #define DROCE_PORT_BURST      32
+/** Frames a full device leaves waiting per queue, in order, before any is dropped (2^n). */
+#define DROCE_PORT_TX_BACKLOG 1024
 
 /** How to bring a port up. */
 struct droce_port_conf {
@@ -48,13 +50,21 @@ struct droce_port_qstats {
 	uint64_t rx_bytes;
 	uint64_t tx_pkts;
 	uint64_t tx_bytes;
-	uint64_t tx_dropped; /**< the device refused them after retries */
+	uint64_t tx_dropped; /**< the backlog was full too: lost */
+	uint64_t tx_full;    /**< flushes the device could not take whole (frames waited) */
 } __rte_cache_aligned;
 
-/** TX buffer of one queue: packets wait here until the loop flushes. */
+/**
+ * TX buffer of one queue: packets wait here until the loop flushes. What the
+ * device does not take (a full ring, a memif peer behind) waits in the backlog
+ * and goes first at the next flush: back-pressure, not loss, so a reliable
+ * QP is not sent into go-back-N by its own port.
+ */
 struct droce_port_txq {
 	uint16_t n;
 	struct rte_mbuf *pkts[DROCE_PORT_BURST];
+	uint32_t wait_head, wait_tail; /**< free-running; wait_tail - wait_head frames wait */
+	struct rte_mbuf *wait[DROCE_PORT_TX_BACKLOG];
 } __rte_cache_aligned;
 
 struct droce_port {
@@ -103,8 +113,26 @@ static inline uint16_t droce_port_rx(struct droce_port *p, uint16_t q, struct rt
 	return got;
 }
 
-/** Send what is buffered on queue @p q; returns the packets the device took. */
+/**
+ * Send what waits on queue @p q, the backlog first; what the device does not
+ * take joins the backlog (dropped, and counted, only when that is full).
+ * Returns the packets the device took.
+ */
 uint16_t droce_port_tx_flush(struct droce_port *p, uint16_t q);
+
+/** Frames queued on @p q and not yet taken by the device (the buffer and the backlog). */
+static inline uint32_t droce_port_tx_pending(const struct droce_port *p, uint16_t q)
+{
+	const struct droce_port_txq *t = &p->txq[q];
+
+	return t->n + (t->wait_tail - t->wait_head);
+}
+
+/** Frames queue @p q can still hold before it drops: what a sender may queue now. */
+static inline uint32_t droce_port_tx_room(const struct droce_port *p, uint16_t q)
+{
+	return DROCE_PORT_TX_BACKLOG - (p->txq[q].wait_tail - p->txq[q].wait_head);
+}
 
 /** Queue @p m for transmission on @p q; the buffer is flushed when full. */
 static inline void droce_port_tx(struct droce_port *p, uint16_t q, struct rte_mbuf *m)

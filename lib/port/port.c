@@ -12,7 +12,6 @@
 #include "droce_port.h"
 
 /* TX retries before a burst's rest is dropped: a stuck device must not stall the lcore. */
-#define TX_RETRIES 4
 
 /*
  * Data room of the port's mbufs: a whole frame of the MTU, so RX seldom chains, and
@@ -156,27 +155,86 @@ out_remove:
 	return rc;
 }
 
+/* Hand @p n frames to the device; returns how many it took, their bytes counted. */
+static uint16_t tx_burst(struct droce_port *p, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct droce_port_qstats *s = &p->qstats[q];
+	uint32_t len[DROCE_PORT_BURST];
+	uint16_t sent, i;
+
+	/* lengths first: a device may free what it took inside rte_eth_tx_burst() (af_packet) */
+	for (i = 0; i < n; i++)
+		len[i] = pkts[i]->pkt_len;
+	sent = rte_eth_tx_burst(p->port_id, q, pkts, n);
+	for (i = 0; i < sent; i++)
+		s->tx_bytes += len[i];
+	s->tx_pkts += sent;
+	return sent;
+}
+
+/* The backlog, oldest first, in bursts until the device is full. */
+static uint16_t tx_backlog(struct droce_port *p, uint16_t q, bool *full)
+{
+	struct droce_port_txq *t = &p->txq[q];
+	uint16_t sent = 0;
+
+	while (t->wait_tail != t->wait_head) {
+		uint32_t at = t->wait_head & (DROCE_PORT_TX_BACKLOG - 1);
+		uint32_t n = t->wait_tail - t->wait_head, k;
+
+		/* contiguous in the array, at most a burst */
+		if (n > DROCE_PORT_TX_BACKLOG - at)
+			n = DROCE_PORT_TX_BACKLOG - at;
+		if (n > DROCE_PORT_BURST)
+			n = DROCE_PORT_BURST;
+		k = tx_burst(p, q, &t->wait[at], (uint16_t)n);
+		t->wait_head += k;
+		sent = (uint16_t)(sent + k);
+		if (k < n) {
+			*full = true;
+			break;
+		}
+	}
+	return sent;
+}
+
 uint16_t droce_port_tx_flush(struct droce_port *p, uint16_t q)
 {
 	struct droce_port_txq *t = &p->txq[q];
 	struct droce_port_qstats *s = &p->qstats[q];
-	uint32_t len[DROCE_PORT_BURST];
-	uint16_t sent = 0, tries = 0, i;
+	bool full = false;
+	uint16_t sent = 0, i;
 
-	/* lengths first: a device may free what it took inside rte_eth_tx_burst() (af_packet) */
-	for (i = 0; i < t->n; i++)
-		len[i] = t->pkts[i]->pkt_len;
-	while (sent < t->n && tries++ < TX_RETRIES)
-		sent += rte_eth_tx_burst(p->port_id, q, t->pkts + sent, t->n - sent);
-	for (i = 0; i < sent; i++)
-		s->tx_bytes += len[i];
-	s->tx_pkts += sent;
-	if (sent < t->n) {
-		/* the device is full: drop the rest; reliable QPs retransmit */
-		s->tx_dropped += t->n - sent;
-		rte_pktmbuf_free_bulk(t->pkts + sent, t->n - sent);
+	if (t->wait_tail != t->wait_head)
+		sent = tx_backlog(p, q, &full);
+	/* nothing newer overtakes a frame that waits */
+	if (t->n > 0 && t->wait_tail == t->wait_head) {
+		i = tx_burst(p, q, t->pkts, t->n);
+		sent = (uint16_t)(sent + i);
+		full = i < t->n;
+	} else {
+		i = 0;
+	}
+	for (; i < t->n; i++) {
+		if (t->wait_tail - t->wait_head == DROCE_PORT_TX_BACKLOG) {
+			/* the device is behind by a whole backlog: lost, reliable QPs resend */
+			s->tx_dropped += t->n - i;
+			rte_pktmbuf_free_bulk(t->pkts + i, t->n - i);
+			break;
+		}
+		t->wait[t->wait_tail++ & (DROCE_PORT_TX_BACKLOG - 1)] = t->pkts[i];
 	}
 	t->n = 0;
+	if (full) {
+		s->tx_full++;
+		/* a device whose link is down takes nothing more: what waits is lost now,
+		 * rather than held (with its mbufs) until the link comes back */
+		if (!droce_port_link_up(p)) {
+			s->tx_dropped += t->wait_tail - t->wait_head;
+			while (t->wait_tail != t->wait_head)
+				rte_pktmbuf_free(t->wait[t->wait_head++ & (DROCE_PORT_TX_BACKLOG - 1)]);
+		}
+	}
 	return sent;
 }
 
@@ -190,8 +248,14 @@ void droce_port_close(struct droce_port *p)
 	if (p->probed && rte_eth_dev_info_get(p->port_id, &info) == 0)
 		dev = info.device;
 	if (p->started) {
-		for (q = 0; q < p->nb_queues; q++)
+		for (q = 0; q < p->nb_queues; q++) {
+			struct droce_port_txq *t = &p->txq[q];
+
 			droce_port_tx_flush(p, q);
+			/* what the device never took goes back to the pool before it is freed */
+			while (t->wait_tail != t->wait_head)
+				rte_pktmbuf_free(t->wait[t->wait_head++ & (DROCE_PORT_TX_BACKLOG - 1)]);
+		}
 		rte_eth_dev_stop(p->port_id);
 		rte_eth_dev_close(p->port_id);
 		p->started = false;

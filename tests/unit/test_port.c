@@ -92,17 +92,32 @@ Test(port, tx_buffer_flushes_when_full)
 	rte_pktmbuf_free_bulk(got, DROCE_PORT_BURST);
 }
 
+/* Receive and free everything waiting on b: the count. */
+static unsigned int drain_b(void)
+{
+	struct rte_mbuf *got[DROCE_PORT_BURST];
+	unsigned int rx = 0;
+	uint16_t k, i;
+
+	while ((k = droce_port_rx(&b, 0, got, DROCE_PORT_BURST)) > 0) {
+		rx += k;
+		for (i = 0; i < k; i++)
+			rte_pktmbuf_free(got[i]);
+	}
+	return rx;
+}
+
 /*
  * A device that takes no more (the ring pair holds 4095 frames, nobody reads):
- * the rest is dropped and counted as tx_dropped, the engine's send_err. One
- * mbuf, one reference per transmission, stands for the 4100 frames.
+ * the rest waits in the TX backlog, in order, and goes once the device takes
+ * again; nothing is dropped while the backlog has room. One mbuf, one
+ * reference per transmission, stands for the frames.
  */
-Test(port, full_device_drops_and_counts)
+Test(port, full_device_keeps_frames_waiting)
 {
-	const unsigned int n = 4100, ring = 4095;
-	struct rte_mbuf *m = rte_pktmbuf_alloc(a.pool), *got[DROCE_PORT_BURST];
-	unsigned int i, rx = 0;
-	uint16_t k;
+	const unsigned int ring = 4095, n = ring + 100;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(a.pool);
+	unsigned int i;
 
 	cr_assert_not_null(m);
 	cr_assert_not_null(rte_pktmbuf_append(m, 60));
@@ -111,13 +126,74 @@ Test(port, full_device_drops_and_counts)
 		droce_port_tx(&a, 0, m);
 	droce_port_tx_flush(&a, 0);
 	cr_expect_eq(a.qstats[0].tx_pkts, ring, "the ring pair's room");
-	cr_expect_eq(a.qstats[0].tx_dropped, n - ring, "the rest dropped and counted");
-	while ((k = droce_port_rx(&b, 0, got, DROCE_PORT_BURST)) > 0) {
-		rx += k;
-		for (i = 0; i < k; i++)
-			rte_pktmbuf_free(got[i]);
+	cr_expect_eq(a.qstats[0].tx_dropped, 0, "nothing lost");
+	cr_expect_eq(droce_port_tx_pending(&a, 0), n - ring, "the rest waits");
+	cr_expect_eq(droce_port_tx_room(&a, 0), DROCE_PORT_TX_BACKLOG - (n - ring));
+	cr_expect_gt(a.qstats[0].tx_full, 0);
+	cr_expect_eq(drain_b(), ring);
+	cr_expect_eq(droce_port_tx_flush(&a, 0), n - ring, "the waiting frames go next");
+	cr_expect_eq(droce_port_tx_pending(&a, 0), 0);
+	cr_expect_eq(drain_b(), n - ring, "every frame arrives");
+	cr_expect_eq(a.qstats[0].tx_pkts, n);
+}
+
+/* Frames keep their order across the backlog: an older frame never waits behind a newer one. */
+Test(port, waiting_frames_go_first)
+{
+	const unsigned int ring = 4095;
+	struct rte_mbuf *filler = rte_pktmbuf_alloc(a.pool), *got[DROCE_PORT_BURST];
+	unsigned int i, next = 0;
+	uint16_t k;
+
+	cr_assert_not_null(filler);
+	cr_assert_not_null(rte_pktmbuf_append(filler, 60));
+	rte_mbuf_refcnt_update(filler, (int16_t)(ring - 1));
+	for (i = 0; i < ring; i++)
+		droce_port_tx(&a, 0, filler);
+	droce_port_tx_flush(&a, 0);
+	/* the device is full: 40 numbered frames wait; then room appears; 40 more come */
+	for (i = 0; i < 80; i++) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(a.pool);
+
+		cr_assert_not_null(m);
+		*(uint32_t *)rte_pktmbuf_append(m, 60) = i;
+		droce_port_tx(&a, 0, m);
+		if (i == 39) {
+			droce_port_tx_flush(&a, 0);
+			cr_expect_eq(droce_port_tx_pending(&a, 0), 40);
+			cr_assert_eq(drain_b(), ring);
+		}
 	}
-	cr_expect_eq(rx, ring, "what was taken arrives");
+	droce_port_tx_flush(&a, 0);
+	while ((k = droce_port_rx(&b, 0, got, DROCE_PORT_BURST)) > 0) {
+		for (i = 0; i < k; i++) {
+			cr_expect_eq(*rte_pktmbuf_mtod(got[i], uint32_t *), next, "in order");
+			next++;
+			rte_pktmbuf_free(got[i]);
+		}
+	}
+	cr_expect_eq(next, 80);
+	cr_expect_eq(a.qstats[0].tx_dropped, 0);
+}
+
+/* Behind by more than the backlog: the excess is dropped and counted (the engine's send_err). */
+Test(port, a_full_backlog_drops_and_counts)
+{
+	const unsigned int ring = 4095, n = ring + DROCE_PORT_TX_BACKLOG + 5;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(a.pool);
+	unsigned int i;
+
+	cr_assert_not_null(m);
+	cr_assert_not_null(rte_pktmbuf_append(m, 60));
+	rte_mbuf_refcnt_update(m, (int16_t)(n - 1));
+	for (i = 0; i < n; i++)
+		droce_port_tx(&a, 0, m);
+	droce_port_tx_flush(&a, 0);
+	cr_expect_eq(a.qstats[0].tx_pkts, ring);
+	cr_expect_eq(droce_port_tx_pending(&a, 0), DROCE_PORT_TX_BACKLOG);
+	cr_expect_eq(a.qstats[0].tx_dropped, 5, "beyond the backlog: lost and counted");
+	cr_expect_eq(droce_port_tx_room(&a, 0), 0);
+	cr_expect_eq(drain_b(), ring, "what was taken arrives");
 }
 
 Test(port, refuses_bad_configuration)
