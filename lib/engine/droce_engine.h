@@ -80,7 +80,14 @@ struct droce_engine_port_conf {
 	unsigned int n_neigh; /**< static neighbour entries: no ARP/ND for these peers */
 	struct droce_engine_neigh neigh[DROCE_ENGINE_NEIGH_MAX];
 	struct droce_engine_fault_conf fault; /**< fault injection on TX (tests, demos) */
+	/** RC send window in packets: 0 for DROCE_ENGINE_WINDOW_DEFAULT, UINT32_MAX for none */
+	uint32_t send_window;
 };
+
+/** The RC send window of a port whose configuration names none (packets). */
+#define DROCE_ENGINE_WINDOW_DEFAULT 512u
+/** The smallest window a configuration may name (lib/transport's DROCE_RC_WINDOW_MIN). */
+#define DROCE_ENGINE_WINDOW_MIN 128u
 
 struct droce_engine_conf {
 	unsigned int n_ports;

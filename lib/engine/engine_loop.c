@@ -26,6 +26,8 @@
  */
 #define TX_RESERVE 128
 
+_Static_assert(DROCE_ENGINE_WINDOW_MIN == DROCE_RC_WINDOW_MIN, "one smallest window");
+
 static uint64_t now_us(const struct engine *e)
 {
 	return rte_get_timer_cycles() / e->hz_per_us;
@@ -197,6 +199,9 @@ void engine_env_init(struct engine *e, struct engine_port *p)
 		.arg = p,
 		.wheel = &e->wheel,
 		.tick_hz = rte_get_timer_hz(),
+		.send_window = p->conf.send_window == 0		 ? DROCE_ENGINE_WINDOW_DEFAULT
+			       : p->conf.send_window == UINT32_MAX ? 0
+								   : p->conf.send_window,
 	};
 }
 

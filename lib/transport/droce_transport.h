@@ -102,7 +102,17 @@ struct droce_transport_env {
 	 */
 	struct droce_timer_wheel *wheel;
 	uint64_t tick_hz; /**< wheel ticks per second */
+	/**
+	 * RC send window: PSNs an RC requester may have sent and not yet had
+	 * acknowledged (0: no limit). A receiver behind a queue droce cannot see (a
+	 * kernel tap, a slow VM) then loses at most a window, not a whole burst, to
+	 * go-back-N. At least DROCE_RC_WINDOW_MIN when set.
+	 */
+	uint32_t send_window;
 };
+
+/** The smallest RC send window: two AckReq periods, so an ACK is always asked for inside it. */
+#define DROCE_RC_WINDOW_MIN 128u
 
 /**
  * Per-QP counters: plain 64-bit increments by the lcore that owns the QP, read
@@ -152,6 +162,7 @@ struct droce_tqp_stats {
 	uint64_t rcvd_resp_drop; /**< responses dropped: stale, duplicate, malformed */
 	uint64_t neigh_miss;     /**< sends that waited for their destination's MAC */
 	uint64_t neigh_drop;     /**< UD sends dropped: the address never resolved */
+	uint64_t window_waits;   /**< RC send passes held back by the send window */
 };
 
 struct droce_rc;

@@ -321,6 +321,16 @@ int droce_rc_req_send(const struct droce_transport_env *env, struct droce_tqp *q
 		/* at most max_rd_atomic READ/atomic requests outstanding */
 		if (rd && !w->issued && rc->rd_out >= (q->max_rd_atomic ? q->max_rd_atomic : 1))
 			break;
+		/* the send window: new PSNs wait for ACKs; resent ones (go-back-N) do not */
+		if (q->type == IBV_QPT_RC && env->send_window != 0 &&
+		    rc_psn_cmp(rd ? w->first_psn : rc_psn_add(w->first_psn, rc->cur_pkt),
+			       rc->sent_hi) >= 0 &&
+		    ((rc->sent_hi - rc->una) & DROCE_PSN_MASK) >=
+			    (env->send_window > DROCE_RC_WINDOW_MIN ? env->send_window
+								    : DROCE_RC_WINDOW_MIN)) {
+			q->stats.window_waits++;
+			break;
+		}
 		err = send_pkt(env, q, w, rc->cur_pkt);
 		if (err == -EAGAIN)
 			break;

@@ -111,6 +111,15 @@ static int parse_kv(struct droce_port_cfg *p, char *kv, char *err, size_t errlen
 		rc = parse_u32(val, 576, 9216, &p->eth_mtu);
 	else if (strcmp(kv, "speed") == 0)
 		rc = parse_u32(val, 0, 800000, &p->speed_mbps);
+	else if (strcmp(kv, "window") == 0) {
+		/* PSNs in flight: at least two AckReq periods, at most half the PSN space */
+		if (strcmp(val, "none") == 0) {
+			p->window = UINT32_MAX;
+			rc = 0;
+		} else {
+			rc = parse_u32(val, DROCE_ENGINE_WINDOW_MIN, 1u << 22, &p->window);
+		}
+	}
 	else if (strcmp(kv, "vdev") == 0) {
 		rc = (size_t)snprintf(p->vdev, sizeof(p->vdev), "%s", val) < sizeof(p->vdev)
 			     ? 0

@@ -61,6 +61,7 @@ static void port_conf(const struct droce_port_cfg *c, struct droce_engine_port_c
 	p->n_neigh = c->n_neigh;
 	memcpy(p->neigh, c->neigh, sizeof(p->neigh));
 	p->fault = c->fault;
+	p->send_window = c->window;
 }
 
 /*

@@ -47,6 +47,8 @@ struct droce_port_cfg {
 	uint8_t mac[6];
 	uint32_t eth_mtu;    /**< Ethernet MTU (IP packet size), 1500 by default */
 	uint32_t speed_mbps; /**< link speed the port reports, 0 = unknown */
+	uint32_t window;     /**< window=: RC send window in packets (0: the engine's default,
+				  UINT32_MAX: none) */
 	unsigned int n_ipv4;
 	uint8_t ipv4[DROCE_PORT_ADDR_MAX][4];
 	unsigned int n_ipv6;

@@ -242,3 +242,71 @@ Test(transport_rc_progress, sqd_finishes_the_message_begun_and_holds_the_next)
 	cr_expect_eq(wc_of(&a, 2).status, IBV_WC_SUCCESS);
 	cr_expect_eq(wc_of(&b, 50).byte_len, 100, "SQD -> RTS sent the SEND");
 }
+
+/* B's ACKs are lost while acks_lost; A's frames pass. */
+static bool acks_lost;
+
+static enum fault lose_acks(const struct side *from, const struct droce_pkt *pkt, unsigned int n)
+{
+	(void)pkt;
+	(void)n;
+	return from == &b && acks_lost ? DROP : PASS;
+}
+
+Test(transport_rc_progress, the_send_window_holds_new_psns_until_acks_come)
+{
+	a.env.send_window = 256;
+	acks_lost = true;
+	fault = lose_acks;
+	fill(a.buf, MIB, 5);
+	cr_assert_eq(post_wr(&a, 1,
+			     &(struct wr_args){.op = IBV_WR_RDMA_WRITE,
+					       .len = MIB,
+					       .flags = IBV_SEND_SIGNALED}),
+		     0);
+	pump();
+	cr_expect_eq(a.frames, 256, "a window of 256 PSNs, no more, without an ACK");
+	cr_expect_gt(a.tqp.stats.window_waits, 0);
+	/* ACKs flow again: the rest goes, nothing is lost */
+	acks_lost = false;
+	settle();
+	cr_expect_eq(wc_of(&a, 1).status, IBV_WC_SUCCESS);
+	cr_expect(memcmp(b.buf, a.buf, MIB) == 0, "bytes");
+}
+
+Test(transport_rc_progress, without_a_window_the_whole_message_goes_at_once)
+{
+	a.env.send_window = 0;
+	acks_lost = true;
+	fault = lose_acks;
+	fill(a.buf, MIB, 5);
+	cr_assert_eq(post_wr(&a, 1,
+			     &(struct wr_args){.op = IBV_WR_RDMA_WRITE,
+					       .len = MIB,
+					       .flags = IBV_SEND_SIGNALED}),
+		     0);
+	pump();
+	cr_expect_eq(a.frames, 1024);
+	cr_expect_eq(a.tqp.stats.window_waits, 0);
+	acks_lost = false;
+	settle();
+	cr_expect_eq(wc_of(&a, 1).status, IBV_WC_SUCCESS);
+}
+
+Test(transport_rc_progress, a_small_window_is_two_ackreq_periods)
+{
+	/* a window below DROCE_RC_WINDOW_MIN would hold a message with no AckReq inside it */
+	a.env.send_window = 10;
+	acks_lost = true;
+	fault = lose_acks;
+	cr_assert_eq(post_wr(&a, 1,
+			     &(struct wr_args){.op = IBV_WR_RDMA_WRITE,
+					       .len = MIB,
+					       .flags = IBV_SEND_SIGNALED}),
+		     0);
+	pump();
+	cr_expect_eq(a.frames, DROCE_RC_WINDOW_MIN);
+	acks_lost = false;
+	settle();
+	cr_expect_eq(wc_of(&a, 1).status, IBV_WC_SUCCESS);
+}

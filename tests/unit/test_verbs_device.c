@@ -844,6 +844,22 @@ Test(verbs_config, mtu_and_speed)
 	refused("d:speed=800001");
 }
 
+Test(verbs_config, window)
+{
+	cr_expect_eq(parse("d:ip=10.0.0.1"), 1, "%s", err);
+	cr_expect_eq(ports[0].window, 0u, "unset: the engine's default");
+	cr_expect_eq(parse("d:window=256"), 1, "%s", err);
+	cr_expect_eq(ports[0].window, 256u);
+	cr_expect_eq(parse("d:window=none"), 1, "%s", err);
+	cr_expect_eq(ports[0].window, UINT32_MAX, "none: no window");
+	cr_expect_eq(parse("d:window=128"), 1, "the smallest: %s", err);
+	cr_expect_eq(parse("d:window=4194304"), 1, "the largest: %s", err);
+	refused("d:window=127");
+	refused("d:window=0");
+	refused("d:window=4194305");
+	refused("d:window=lots");
+}
+
 Test(verbs_config, vdev)
 {
 	char text[200];
