@@ -379,3 +379,92 @@ Test(daemon_traffic, channel_and_async_events_wake_the_application)
 	cr_expect_eq(ra, 0, "sender: %s", meet->why[0]);
 	cr_expect_eq(rb, 0, "receiver: %s", meet->why[1]);
 }
+
+/* ------------------------------------------------------- several pairs at once */
+
+#define PAIRS 3
+
+struct pair_meet {
+	struct test_app_addr addr[2];
+	unsigned int ready[2], done[2];
+	char why[2][120];
+};
+
+static struct pair_meet *pairs;
+
+struct pair_arg {
+	int pair, side;
+};
+
+#define PFAIL(m, side, ...)                                              \
+	do {                                                             \
+		snprintf((m)->why[side], sizeof((m)->why[side]), __VA_ARGS__); \
+		return 1;                                                \
+	} while (0)
+
+/* Side 0 WRITEs 64 x 16 KiB into side 1, each pair its own pattern; side 1 checks. */
+static int pair_app(void *arg)
+{
+	const struct pair_arg *p = arg;
+	struct pair_meet *m = &pairs[p->pair];
+	struct test_app_end e;
+	int side = p->side, rc = test_app_end_open(&e, side, IBV_QPT_RC, LEN);
+
+	if (rc != 0)
+		PFAIL(m, side, "open: %s", strerror(rc));
+	memset(e.buf, side == 0 ? 0x10 + p->pair : 0, LEN);
+	test_app_end_addr(&e, &m->addr[side]);
+	__atomic_store_n(&m->ready[side], 1, __ATOMIC_RELEASE);
+	if (!test_wait_word(&m->ready[!side], 1) || test_app_end_connect(&e, &m->addr[!side]) != 0)
+		PFAIL(m, side, "connect");
+	__atomic_store_n(&m->ready[side], 2, __ATOMIC_RELEASE);
+	if (!test_wait_word(&m->ready[!side], 2))
+		PFAIL(m, side, "peer not connected");
+	if (side == 0) {
+		for (int i = 0; i < 64; i++) {
+			struct ibv_sge s = {.addr = (uintptr_t)e.buf + (uint32_t)i * 16384u,
+					    .length = 16384, .lkey = e.mr->lkey};
+			struct ibv_send_wr wr = {.sg_list = &s, .num_sge = 1,
+						 .opcode = IBV_WR_RDMA_WRITE,
+						 .send_flags = IBV_SEND_SIGNALED,
+						 .wr.rdma = {.remote_addr = m->addr[1].addr +
+									    (uint32_t)i * 16384u,
+							     .rkey = m->addr[1].rkey}}, *bad;
+			struct ibv_wc wc;
+
+			if (ibv_post_send(e.qp, &wr, &bad) != 0)
+				PFAIL(m, side, "post %d", i);
+			if (test_app_end_poll(&e, &wc) != 1 || wc.status != IBV_WC_SUCCESS)
+				PFAIL(m, side, "WRITE %d: %s", i, ibv_wc_status_str(wc.status));
+		}
+		__atomic_store_n(&m->done[0], 1, __ATOMIC_RELEASE);
+	} else {
+		if (!test_wait_word(&m->done[0], 1))
+			PFAIL(m, side, "the writer did not finish");
+		for (size_t i = 0; i < 64u * 16384u; i++)
+			if (e.buf[i] != 0x10 + p->pair)
+				PFAIL(m, side, "byte %zu is %#x, not pair %d's", i, e.buf[i], p->pair);
+	}
+	__atomic_store_n(&m->done[side], 2, __ATOMIC_RELEASE);
+	if (!test_wait_word(&m->done[!side], 2))
+		PFAIL(m, side, "peer did not finish");
+	test_app_end_close(&e);
+	return 0;
+}
+
+Test(daemon_traffic, several_pairs_of_applications_at_once)
+{
+	static struct pair_arg args[PAIRS][2];
+	pid_t pid[PAIRS][2];
+
+	pairs = test_shared_mem(sizeof(*pairs) * PAIRS);
+	for (int p = 0; p < PAIRS; p++)
+		for (int s = 0; s < 2; s++) {
+			args[p][s] = (struct pair_arg){.pair = p, .side = s};
+			pid[p][s] = test_app_start(&daemon_, pair_app, &args[p][s]);
+		}
+	for (int p = 0; p < PAIRS; p++)
+		for (int s = 0; s < 2; s++)
+			cr_expect_eq(test_app_wait(pid[p][s], 90), 0, "pair %d side %d: %s", p, s,
+				     pairs[p].why[s]);
+}
