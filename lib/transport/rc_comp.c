@@ -53,9 +53,11 @@ void droce_rc_comp_advance(const struct droce_transport_env *env, struct droce_t
 			rc->cur = rc->comp_idx;
 			rc->cur_pkt = 0;
 		}
-		/* a completion error moves an RC/UC QP to Error before it is seen; the rest is
-		 * flushed */
-		if (failed)
+		/* a completion error moves an RC QP to Error, a UC QP to Send Queue Error,
+		 * before it is seen; the WQEs behind it are flushed */
+		if (failed && q->type == IBV_QPT_UC)
+			droce_uc_to_sqe(env, q);
+		else if (failed)
 			droce_rc_to_error(env, q, 0);
 		if (!failed && (h->op == DROCE_WQE_SEND || h->op == DROCE_WQE_SEND_IMM ||
 				h->op == DROCE_WQE_SEND_INV))

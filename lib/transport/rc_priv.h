@@ -122,6 +122,8 @@ void droce_rc_fini(struct droce_tqp *q);
 void droce_rc_reset(struct droce_tqp *q, bool responder);
 void droce_rc_to_error(const struct droce_transport_env *env, struct droce_tqp *q,
 		       enum ibv_event_type event);
+/** A UC send error: the send queue stops (SQE), the receive side goes on. */
+void droce_uc_to_sqe(const struct droce_transport_env *env, struct droce_tqp *q);
 uint64_t droce_rc_now(const struct droce_transport_env *env);
 uint64_t droce_rc_ticks(const struct droce_transport_env *env, uint64_t ns);
 

@@ -81,6 +81,23 @@ void droce_rc_reset(struct droce_tqp *q, bool responder)
 }
 
 /*
+ * A completion error on a UC send queue: the QP enters Send Queue Error (IBA
+ * 10.3.1, the state of an unreliable QP whose send queue failed). The shadow is
+ * forgotten and the SQE send pass flushes the WQEs behind the failed one; the
+ * receive side is untouched, messages keep arriving and consuming receive
+ * WQEs, until the consumer resumes the QP with SQE -> RTS (or moves it on).
+ */
+void droce_uc_to_sqe(const struct droce_transport_env *env, struct droce_tqp *q)
+{
+	struct droce_rc *rc = q->rc;
+
+	rc->req_idx = rc->comp_idx;
+	rc->cur = rc->comp_idx;
+	rc->cur_pkt = 0;
+	droce_tqp_to_error(env, q, IBV_QPS_SQE, 0);
+}
+
+/*
  * The QP enters the Error state: timers stop, the shadow is forgotten (the
  * ring's slots of the WQEs in it are still unreleased, the ERR send pass
  * flushes them), a receive WQE taken for a message is flushed.

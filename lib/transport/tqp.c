@@ -111,8 +111,12 @@ void droce_tqp_modify(struct droce_tqp *q, const struct ibv_qp_attr *a, int mask
 		/* RTR -> RTS starts the requester at sq_psn; RESET forgets everything */
 		if (state == IBV_QPS_RESET)
 			droce_rc_reset(q, true);
-		else if (state == IBV_QPS_RTS && old != IBV_QPS_RTS && old != IBV_QPS_SQD)
+		else if (state == IBV_QPS_RTS && old != IBV_QPS_RTS && old != IBV_QPS_SQD) {
+			/* SQE -> RTS (UC) goes on after the PSNs already used, unless told */
+			if (old == IBV_QPS_SQE && !(mask & IBV_QP_SQ_PSN))
+				q->sq_psn = q->rc->sent_hi;
 			droce_rc_reset(q, false);
+		}
 		if (mask & (IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY)) {
 			q->rc->retry_left = q->retry_cnt;
 			q->rc->rnr_left = q->rnr_retry;

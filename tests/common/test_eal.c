@@ -52,9 +52,11 @@ int droce_test_eal_init(const char *name)
 		argv[argc++] = "-m";
 		argv[argc++] = "64";
 	} else {
+		/* without hugepages the memory is fixed at init: room for the largest test pool
+		 * (rc_pair.c's, about 100 MB) */
 		argv[argc++] = "--no-huge";
 		argv[argc++] = "-m";
-		argv[argc++] = "64";
+		argv[argc++] = "256";
 	}
 	cr_assert_geq(rte_eal_init(argc, (char **)argv), 0, "rte_eal_init failed: %s",
 		      rte_strerror(rte_errno));
