@@ -183,6 +183,9 @@ static int port_start(struct engine *e, struct engine_port *p)
 	p->loop_pkts = p->loop_dropped = 0;
 	p->n_unres = 0;
 	p->unres_queued = p->unres_dropped = 0;
+	/* a memif client may come up before its server: it starts once the server is there */
+	pc.start_later = p->conf.link[0] == '\0' && strstr(devargs, "net_memif") != NULL &&
+			 strstr(devargs, "role=client") != NULL;
 	rc = droce_port_open(&p->port, &pc);
 	if (rc != 0)
 		return rc;

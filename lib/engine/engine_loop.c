@@ -25,6 +25,8 @@
  * of a QP starts only while more than this is free.
  */
 #define TX_RESERVE 128
+/* How often a port whose device could not start is tried again. */
+#define LATE_START_EVERY_US 100000
 
 _Static_assert(DROCE_ENGINE_WINDOW_MIN == DROCE_RC_WINDOW_MIN, "one smallest window");
 
@@ -307,6 +309,21 @@ static void neigh_requests(struct engine_port *p, uint64_t now)
 	}
 }
 
+/* Ports whose device could not start yet (a memif client before its server): tried again. */
+static void late_starts(struct engine *e, uint64_t now)
+{
+	if (now - e->late_start_us < LATE_START_EVERY_US)
+		return;
+	e->late_start_us = now;
+	for (unsigned int i = 0; i < e->n_ports; i++) {
+		struct engine_port *p = &e->ports[i];
+
+		if (p->port.configured && !p->port.started && droce_port_try_start(&p->port) == 0)
+			/* nothing was received before: what the pool holds now is its idle count */
+			p->pool_avail_start = rte_mempool_avail_count(p->port.pool);
+	}
+}
+
 int engine_lcore_main(void *arg)
 {
 	struct engine *e = arg;
@@ -318,6 +335,7 @@ int engine_lcore_main(void *arg)
 		int fired;
 
 		engine_cmd_apply(e);
+		late_starts(e, now);
 		for (i = 0; i < e->n_ports; i++) {
 			work += rx_port(e, &e->ports[i], now);
 			/* frames that waited for a MAC the RX pass may just have learnt go

@@ -149,6 +149,7 @@ struct engine {
 	struct droce_mr_table *keys;
 	unsigned int n_ports;
 	struct engine_port ports[DROCE_ENGINE_PORTS_MAX];
+	uint64_t late_start_us; /* the lcore last tried to start stopped ports (late_starts()) */
 	/* objects, touched by the lcore only (the control path goes through commands) */
 	struct engine_qp *qps[ENGINE_QPS_MAX]; /* by QPN (open addressing) */
 	unsigned int n_qps;

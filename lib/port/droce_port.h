@@ -42,6 +42,12 @@ struct droce_port_conf {
 			     */
 	uint32_t mtu;       /**< Ethernet MTU to set (0: leave the device's) */
 	int socket;         /**< NUMA socket for memory (SOCKET_ID_ANY: the device's) */
+	/**
+	 * A device that may not start yet (a memif client whose server is not up):
+	 * the port opens configured but stopped, link down, and droce_port_try_start()
+	 * starts it later. Otherwise a failed start fails the open.
+	 */
+	bool start_later;
 };
 
 /** Per-queue counters, written by the lcore that owns the queue only. */
@@ -74,6 +80,7 @@ struct droce_port {
 	struct rte_ether_addr mac;
 	struct rte_mempool *pool;
 	bool started;
+	bool configured; /**< set up, started or not: droce_port_try_start() can start it */
 	bool mtu_fixed; /**< the PMD has no MTU setting: the configured one applies */
 	bool probed;    /**< droce hot-plugged the device and removes it at close */
 	char name[RTE_ETH_NAME_MAX_LEN];
@@ -101,10 +108,17 @@ uint32_t droce_port_link_speed(const struct droce_port *p);
  */
 int droce_port_ring_pair(const char *name_a, const char *name_b, uint16_t nb_queues);
 
+/** Start a port opened with start_later that is not started yet. 0 (started) or -errno. */
+int droce_port_try_start(struct droce_port *p);
+
 static inline uint16_t droce_port_rx(struct droce_port *p, uint16_t q, struct rte_mbuf **pkts,
 				     uint16_t n)
 {
-	uint16_t got = rte_eth_rx_burst(p->port_id, q, pkts, n);
+	uint16_t got;
+
+	if (unlikely(!p->started))
+		return 0; /* a stopped device is not polled */
+	got = rte_eth_rx_burst(p->port_id, q, pkts, n);
 	struct droce_port_qstats *s = &p->qstats[q];
 
 	s->rx_pkts += got;

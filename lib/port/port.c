@@ -131,10 +131,13 @@ int droce_port_open(struct droce_port *p, const struct droce_port_conf *c)
 	rc = port_setup(p, c);
 	if (rc != 0)
 		goto out_free_pool;
+	p->configured = true;
 	rc = rte_eth_dev_start(p->port_id);
-	if (rc != 0)
+	if (rc != 0 && !c->start_later) {
+		p->configured = false;
 		goto out_free_pool;
-	p->started = true;
+	}
+	p->started = rc == 0;
 	rte_eth_macaddr_get(p->port_id, &p->mac);
 	if (p->mtu_fixed || rte_eth_dev_get_mtu(p->port_id, &mtu) != 0)
 		p->mtu = c->mtu ? c->mtu : 1500;
@@ -198,12 +201,40 @@ static uint16_t tx_backlog(struct droce_port *p, uint16_t q, bool *full)
 	return sent;
 }
 
+int droce_port_try_start(struct droce_port *p)
+{
+	uint16_t mtu;
+	int rc;
+
+	if (p->started)
+		return 0;
+	if (!p->configured)
+		return -EINVAL;
+	rc = rte_eth_dev_start(p->port_id);
+	if (rc != 0)
+		return rc;
+	p->started = true;
+	if (!p->mtu_fixed && rte_eth_dev_get_mtu(p->port_id, &mtu) == 0)
+		p->mtu = mtu;
+	return 0;
+}
+
 uint16_t droce_port_tx_flush(struct droce_port *p, uint16_t q)
 {
 	struct droce_port_txq *t = &p->txq[q];
 	struct droce_port_qstats *s = &p->qstats[q];
 	bool full = false;
 	uint16_t sent = 0, i;
+
+	if (unlikely(!p->started)) {
+		/* nothing to send on: what waits is lost, as on a link that is down */
+		s->tx_dropped += t->n + (t->wait_tail - t->wait_head);
+		rte_pktmbuf_free_bulk(t->pkts, t->n);
+		t->n = 0;
+		while (t->wait_tail != t->wait_head)
+			rte_pktmbuf_free(t->wait[t->wait_head++ & (DROCE_PORT_TX_BACKLOG - 1)]);
+		return 0;
+	}
 
 	if (t->wait_tail != t->wait_head)
 		sent = tx_backlog(p, q, &full);
@@ -247,7 +278,7 @@ void droce_port_close(struct droce_port *p)
 	/* the device handle is taken before close: a closed port has no info */
 	if (p->probed && rte_eth_dev_info_get(p->port_id, &info) == 0)
 		dev = info.device;
-	if (p->started) {
+	if (p->configured) {
 		for (q = 0; q < p->nb_queues; q++) {
 			struct droce_port_txq *t = &p->txq[q];
 
@@ -256,9 +287,11 @@ void droce_port_close(struct droce_port *p)
 			while (t->wait_tail != t->wait_head)
 				rte_pktmbuf_free(t->wait[t->wait_head++ & (DROCE_PORT_TX_BACKLOG - 1)]);
 		}
-		rte_eth_dev_stop(p->port_id);
+		if (p->started)
+			rte_eth_dev_stop(p->port_id);
 		rte_eth_dev_close(p->port_id);
 		p->started = false;
+		p->configured = false;
 	}
 	if (dev != NULL)
 		rte_dev_remove(dev);
