@@ -32,6 +32,7 @@ struct dobj {
 	void *ptr;
 	void *map; /* an MR: droced's mapping of the application's file */
 	size_t map_len;
+	int fd; /* a channel: droced's copy of the application's end */
 };
 
 /** What an epoll event is about. */
