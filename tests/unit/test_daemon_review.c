@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "daemon_harness.h"
+#include "verbs_priv.h"
 
 struct meet {
 	unsigned int wedged;  /* the abusing application did its worst */
@@ -200,6 +201,9 @@ static int async_filler(void *arg)
 Test(daemon_review, a_full_async_eventfd_does_not_stop_droced)
 {
 	abuser_and_bystander(async_filler);
+	cr_expect_not_null(
+		strstr(test_daemon_log(&daemon_), "eventfd takes no count: disconnected"),
+		"droced let the abuser go: %s", test_daemon_log(&daemon_));
 }
 
 /* CPU time (user + system, clock ticks) droced's main thread has used: its control thread. */
@@ -253,19 +257,67 @@ static int event_flooder(void *arg)
 	return 0;
 }
 
-Test(daemon_review, an_unread_event_ring_does_not_keep_droced_busy)
+/* droced's tick count of its main thread over 2 s while @p app waits, then @p app's end. */
+static unsigned long long ticks_while(pid_t app)
 {
-	pid_t a = test_app_start(&daemon_, event_flooder, NULL);
-	long hz = sysconf(_SC_CLK_TCK);
 	unsigned long long before, used;
 
-	cr_assert(test_wait_word(&meet->wedged, 1), "flooder: %s", meet->why[0]);
-	usleep(200000); /* droced has published what fits */
+	cr_assert(test_wait_word(&meet->wedged, 1), "application: %s", meet->why[0]);
+	usleep(200000); /* droced has done what it would */
 	before = droced_main_ticks();
 	sleep(2);
 	used = droced_main_ticks() - before;
 	__atomic_store_n(&meet->release, 1, __ATOMIC_RELEASE);
-	cr_expect_eq(test_app_wait(a, 30), 0, "flooder: %s", meet->why[0]);
+	cr_expect_eq(test_app_wait(app, 30), 0, "application: %s", meet->why[0]);
+	return used;
+}
+
+/* The consumer index of the application's event ring made garbage, then an event. */
+static int ring_breaker(void *arg)
+{
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 4, .max_sge = 1}};
+	struct ibv_qp_attr err = {.qp_state = IBV_QPS_ERR}, reset = {.qp_state = IBV_QPS_RESET};
+	struct test_app_end e;
+	struct ibv_srq *srq;
+	struct ibv_qp *qp;
+	int rc;
+
+	(void)arg;
+	rc = test_app_end_open(&e, 0, IBV_QPT_RC, 4096);
+	if (rc != 0)
+		FAIL(0, "open: %s", strerror(rc));
+	srq = ibv_create_srq(e.pd, &sa);
+	qp = srq != NULL ? qp_on(&e, e.cq, srq) : NULL;
+	if (qp == NULL)
+		FAIL(0, "SRQ, QP: %s", strerror(errno));
+	/* the ring's consumer index line (doc/rings.md): released more than was published */
+	__atomic_store_n((uint32_t *)((uint8_t *)to_dctx(e.ctx)->remote->events.addr + 128),
+			 0x7654321u, __ATOMIC_RELEASE);
+	/* droced loads it once the ring looks full: more events than slots */
+	for (int i = 0; i < 300; i++)
+		if (ibv_modify_qp(qp, &err, IBV_QP_STATE) != 0 ||
+		    ibv_modify_qp(qp, &reset, IBV_QP_STATE) != 0)
+			FAIL(0, "modify %d", i);
+	__atomic_store_n(&meet->wedged, 1, __ATOMIC_RELEASE);
+	test_wait_word(&meet->release, 1);
+	return 0;
+}
+
+Test(daemon_review, a_broken_event_ring_does_not_keep_droced_busy)
+{
+	unsigned long long used = ticks_while(test_app_start(&daemon_, ring_breaker, NULL));
+	long hz = sysconf(_SC_CLK_TCK);
+
+	cr_expect_lt(used, (unsigned long long)hz / 2,
+		     "droced's thread used %llu ticks of %ld in 2 s with nothing to do", used,
+		     2 * hz);
+}
+
+Test(daemon_review, an_unread_event_ring_does_not_keep_droced_busy)
+{
+	unsigned long long used = ticks_while(test_app_start(&daemon_, event_flooder, NULL));
+	long hz = sysconf(_SC_CLK_TCK);
+
 	/* waiting for the application to read, droced's thread sleeps: a busy loop takes
 	 * whatever CPU it gets, a full second of it on an idle machine */
 	cr_expect_lt(used, (unsigned long long)hz / 2,
