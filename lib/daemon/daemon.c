@@ -241,12 +241,15 @@ int droce_daemon_run(struct droce_daemon *d, int stop_fd)
 {
 	struct dtag stop_tag = {.type = TAG_LISTEN, .client = NULL};
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &stop_tag};
+	int rc = devents_guard_init(d);
 
+	if (rc != 0)
+		return rc;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, stop_fd, &ev) != 0)
 		return -errno;
 	for (;;) {
 		struct epoll_event evs[32];
-		bool throttled = false;
+		bool throttled = false, closed = false;
 		int n;
 
 		for (struct dclient *c = d->clients; c != NULL; c = c->next)
@@ -255,9 +258,16 @@ int droce_daemon_run(struct droce_daemon *d, int stop_fd)
 		n = epoll_wait(d->epfd, evs, 32, throttled ? 10 : -1);
 		if (n < 0 && errno != EINTR)
 			return -errno;
-		for (struct dclient *c = d->clients; throttled && c != NULL; c = c->next)
-			if (c->ev_throttled)
-				devents_forward(c);
+		for (struct dclient *c = d->clients, *next; throttled && c != NULL; c = next) {
+			next = c->next;
+			if (c->ev_throttled && !devents_forward(c)) {
+				client_close(d, c);
+				closed = true;
+			}
+		}
+		/* events of this batch may be a closed client's: epoll reports the rest again */
+		if (closed)
+			continue;
 		for (int i = 0; i < n; i++) {
 			struct dtag *t = evs[i].data.ptr;
 
@@ -268,7 +278,10 @@ int droce_daemon_run(struct droce_daemon *d, int stop_fd)
 			if (t->type == TAG_LISTEN) {
 				client_accept(d);
 			} else if (t->type == TAG_ASYNC) {
-				devents_forward(t->client);
+				if (!devents_forward(t->client)) {
+					client_close(d, t->client);
+					break; /* as below: later events of this batch may be stale */
+				}
 			} else {
 				/* the client may close here: later events of this batch about
 				 * it are stale, so the batch ends with it */
@@ -310,6 +323,8 @@ void droce_daemon_stop(struct droce_daemon *d)
 	}
 	if (d->epfd >= 0)
 		close(d->epfd);
+	if (d->guard_ok)
+		timer_delete(d->guard);
 	for (int i = 0; d->root != NULL && i < d->n_devs; i++)
 		if (d->root[i] != NULL)
 			ibv_close_device(d->root[i]);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <infiniband/verbs.h>
 
@@ -69,6 +70,8 @@ struct droce_daemon {
 	struct ibv_context **root; /* one per device: keeps the engine's ports open */
 	struct dclient *clients;
 	unsigned int n_clients, next_id, throttled;
+	timer_t guard; /* interrupts a write to an application's eventfd that would block */
+	bool guard_ok;
 };
 
 /* daemon_client.c */
@@ -82,8 +85,10 @@ void dclient_flush_qps(struct dclient *c);
 /* daemon_events.c */
 /** Create the event ring of @p c: a sealed memfd. Its fd, or -errno. */
 int devents_create(struct dclient *c);
-/** Forward the context's async events into the ring. */
-void devents_forward(struct dclient *c);
+/** Forward the context's async events into the ring. false when the connection must close. */
+bool devents_forward(struct dclient *c);
+/** Arm droced's guard against eventfds that do not take a count, for the calling thread. */
+int devents_guard_init(struct droce_daemon *d);
 
 /** The handle of @p ptr in @p c, 0 when none. */
 uint32_t dclient_handle_of(const struct dclient *c, enum dobj_kind kind, const void *ptr);

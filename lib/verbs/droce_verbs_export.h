@@ -42,6 +42,9 @@ uint32_t droce_export_ah_id(struct ibv_ah *ah);
 /** The key-table handle bind work requests carry for @p mw. */
 uint32_t droce_export_mw_handle(struct ibv_mw *mw);
 
+/** Async events of @p ctx not yet taken by ibv_get_async_event(). */
+unsigned int droce_export_async_pending(struct ibv_context *ctx);
+
 /** @p dev as the engine runs it (MAC, addresses, MTU, link, speed). */
 void droce_export_device(struct ibv_device *dev, struct droce_dproto_device *out);
 

@@ -96,6 +96,17 @@ uint32_t droce_export_mw_handle(struct ibv_mw *mw)
 	return to_dmw(mw)->handle;
 }
 
+unsigned int droce_export_async_pending(struct ibv_context *ctx)
+{
+	struct droce_context *c = to_dctx(ctx);
+	unsigned int n;
+
+	pthread_mutex_lock(&c->async_lock);
+	n = c->async_count;
+	pthread_mutex_unlock(&c->async_lock);
+	return n;
+}
+
 void droce_export_device(struct ibv_device *dev, struct droce_dproto_device *out)
 {
 	const struct droce_device *d = to_ddev(dev);
