@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "daemon_harness.h"
@@ -322,5 +325,62 @@ Test(daemon_review, an_unread_event_ring_does_not_keep_droced_busy)
 	 * whatever CPU it gets, a full second of it on an idle machine */
 	cr_expect_lt(used, (unsigned long long)hz / 2,
 		     "droced's thread used %llu ticks of %ld in 2 s with nothing to do", used,
+		     2 * hz);
+}
+
+/* ------------------------------------------- droced out of file descriptors */
+
+static void setup_few_fds(void)
+{
+	/* droced inherits this: about 150 descriptors of its own at start, 150 to give */
+	struct rlimit l = {.rlim_cur = 300, .rlim_max = 300};
+
+	meet = test_shared_mem(sizeof(*meet));
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &l), 0);
+	test_daemon_start(&daemon_, NULL);
+}
+
+TestSuite(daemon_review_fds, .init = setup_few_fds, .fini = teardown, .timeout = 150);
+
+/* CQs until droced has no descriptor left for another (each holds its memfd there). */
+static int fd_eater(void *arg)
+{
+	struct test_app_end e;
+	int rc, made = 0;
+
+	(void)arg;
+	rc = test_app_end_open(&e, 0, IBV_QPT_RC, 4096);
+	if (rc != 0)
+		FAIL(0, "open: %s", strerror(rc));
+	while (made < 250 && ibv_create_cq(e.ctx, 1, NULL, NULL, 0) != NULL)
+		made++;
+	if (made == 250)
+		FAIL(0, "droced made 250 CQs with 300 descriptors");
+	__atomic_store_n(&meet->wedged, 1, __ATOMIC_RELEASE);
+	test_wait_word(&meet->release, 1);
+	return 0;
+}
+
+/* A connection droced has no descriptor to accept: it must not keep droced's loop busy. */
+Test(daemon_review_fds, a_connection_droced_cannot_accept_does_not_keep_it_busy)
+{
+	pid_t a = test_app_start(&daemon_, fd_eater, NULL);
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	long hz = sysconf(_SC_CLK_TCK);
+	unsigned long long before, used;
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	cr_assert(test_wait_word(&meet->wedged, 1), "application: %s", meet->why[0]);
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", daemon_.sock);
+	cr_assert_eq(connect(s, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	usleep(200000);
+	before = droced_main_ticks();
+	sleep(2);
+	used = droced_main_ticks() - before;
+	close(s);
+	__atomic_store_n(&meet->release, 1, __ATOMIC_RELEASE);
+	cr_expect_eq(test_app_wait(a, 30), 0, "application: %s", meet->why[0]);
+	cr_expect_lt(used, (unsigned long long)hz / 2,
+		     "droced's thread used %llu ticks of %ld in 2 s with nothing it can do", used,
 		     2 * hz);
 }
