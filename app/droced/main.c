@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -55,6 +56,7 @@ int main(int argc, char **argv)
 	};
 	struct droce_daemon_conf conf;
 	struct droce_daemon *d;
+	struct rlimit nofile;
 	char err[512], buf[600];
 	sigset_t stop;
 	int opt, sfd, rc;
@@ -97,6 +99,12 @@ int main(int argc, char **argv)
 	if (optind != argc) {
 		usage(stderr);
 		return 2;
+	}
+	/* each queue and channel of every application holds descriptors here: all we may have */
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &nofile) != 0)
+			perror("droced: RLIMIT_NOFILE");
 	}
 	/* SIGTERM and SIGINT end the loop through a signalfd: a clean stop, not a kill */
 	sigemptyset(&stop);

@@ -170,8 +170,7 @@ bool devents_forward(struct dclient *c)
 		if (room == 0) {
 			if (droce_export_async_pending(c->ctx) > DEVENTS_BACKLOG_MAX) {
 				fprintf(stderr,
-					"droced: application pid %d leaves its async events unread: "
-					"disconnected\n",
+					"droced: application pid %d reads no events: closed\n",
 					(int)c->pid);
 				return false;
 			}

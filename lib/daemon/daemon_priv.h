@@ -64,6 +64,8 @@ struct dclient {
 struct droce_daemon {
 	struct droce_daemon_conf conf;
 	int listen_fd, epfd;
+	int spare_fd; /* given up to accept, and close, a connection when out of descriptors */
+	bool out_of_fds;
 	struct dtag listen_tag;
 	struct ibv_device **devs;
 	int n_devs;
