@@ -8,6 +8,8 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "daemon_harness.h"
@@ -383,4 +386,114 @@ Test(daemon_review_fds, a_connection_droced_cannot_accept_does_not_keep_it_busy)
 	cr_expect_lt(used, (unsigned long long)hz / 2,
 		     "droced's thread used %llu ticks of %ld in 2 s with nothing it can do", used,
 		     2 * hz);
+}
+
+/* --------------------------------------------- ring headers rewritten at RESET */
+
+struct header_racer {
+	volatile uint32_t *hdr; /* the send ring's header: magic, version, slots, slot_size */
+	volatile unsigned int stop;
+};
+
+/* Rewrite the geometry droced's engine reads again when it re-attaches after RESET. */
+static void *race_header(void *arg)
+{
+	struct header_racer *r = arg;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&r->hdr[2], 1u, __ATOMIC_RELAXED);     /* one slot */
+		__atomic_store_n(&r->hdr[3], 65536u, __ATOMIC_RELAXED); /* of 64 KiB */
+	}
+	return NULL;
+}
+
+/*
+ * A UD QP cycled through RESET while another thread rewrites its send ring's
+ * header, a send posted each time: droced's engine must keep the geometry it
+ * gave the ring (1 KiB slots at most), never copy a 64 KiB slot into its own.
+ * The rewrite has to land between the engine's re-initialisation of the header
+ * and its reading it back: a race, won once in a few thousand cycles here.
+ */
+static int header_rewriter(void *arg)
+{
+	struct ibv_qp_init_attr ia = {.cap = {.max_send_wr = 1024,
+					      .max_recv_wr = 1,
+					      .max_send_sge = 1,
+					      .max_recv_sge = 1},
+				      .qp_type = IBV_QPT_UD};
+	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
+	struct header_racer racer = {.stop = 0};
+	struct test_app_end e;
+	struct ibv_ah *ah;
+	struct ibv_qp *qp;
+	pthread_t t;
+	int rc;
+
+	(void)arg;
+	rc = test_app_end_open(&e, 0, IBV_QPT_UD, 4096);
+	if (rc != 0)
+		FAIL(0, "open: %s", strerror(rc));
+	ia.send_cq = e.cq;
+	ia.recv_cq = e.cq;
+	qp = ibv_create_qp(e.pd, &ia);
+	aa.grh.dgid = e.gid;
+	aa.grh.sgid_index = 1;
+	ah = ibv_create_ah(e.pd, &aa);
+	if (qp == NULL || ah == NULL)
+		FAIL(0, "QP, AH: %s", strerror(errno));
+	racer.hdr = (volatile uint32_t *)to_dqp(qp)->sq_ring;
+	if (pthread_create(&t, NULL, race_header, &racer) != 0)
+		FAIL(0, "thread");
+	for (int i = 0; i < 30000; i++) {
+		struct ibv_qp_attr a = {.qp_state = IBV_QPS_RESET};
+		struct ibv_sge s = {.addr = (uintptr_t)e.buf, .length = 16, .lkey = e.mr->lkey};
+		struct ibv_send_wr wr = {.sg_list = &s,
+					 .num_sge = 1,
+					 .opcode = IBV_WR_SEND,
+					 .wr.ud = {.ah = ah,
+						   .remote_qpn = qp->qp_num,
+						   .remote_qkey = 0x11111111}},
+				   *bad;
+		struct ibv_wc wc[8];
+
+		if (ibv_modify_qp(qp, &a, IBV_QP_STATE) != 0)
+			FAIL(0, "RESET %d: droced gone?", i);
+		a = (struct ibv_qp_attr){
+			.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111};
+		if (ibv_modify_qp(qp, &a,
+				  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY) !=
+		    0)
+			FAIL(0, "INIT %d", i);
+		a.qp_state = IBV_QPS_RTR;
+		if (ibv_modify_qp(qp, &a, IBV_QP_STATE) != 0)
+			FAIL(0, "RTR %d", i);
+		a.qp_state = IBV_QPS_RTS;
+		if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) != 0)
+			FAIL(0, "RTS %d", i);
+		if (ibv_post_send(qp, &wr, &bad) != 0)
+			FAIL(0, "post %d", i);
+		while (ibv_poll_cq(e.cq, 8, wc) > 0)
+			;
+	}
+	__atomic_store_n(&racer.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	return 0;
+}
+
+Test(daemon_review, a_ring_header_rewritten_at_reset_does_not_reach_the_engine)
+{
+	pid_t a = test_app_start(&daemon_, header_rewriter, NULL);
+	int status;
+	pid_t b;
+
+	cr_expect_eq(test_app_wait(a, 120), 0, "application: %s (droced: %s)", meet->why[0],
+		     test_daemon_log(&daemon_));
+	if (waitpid(daemon_.pid, &status, WNOHANG) == daemon_.pid) {
+		daemon_.pid = -1; /* reaped: nothing left to stop */
+		cr_expect_fail("droced ended: %s %d",
+			       WIFSIGNALED(status) ? "signal" : "exit status",
+			       WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	}
+	b = test_app_start(&daemon_, bystander, NULL);
+	cr_expect_eq(test_app_wait(b, 40), 0, "another application: %s", meet->why[1]);
 }
