@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -496,4 +497,47 @@ Test(daemon_review, a_ring_header_rewritten_at_reset_does_not_reach_the_engine)
 	}
 	b = test_app_start(&daemon_, bystander, NULL);
 	cr_expect_eq(test_app_wait(b, 40), 0, "another application: %s", meet->why[1]);
+}
+
+/* ------------------------------------------------------------ droced's options */
+
+TestSuite(daemon_review_options, .timeout = 30);
+
+/* droced's exit status with @p a1 and @p a2 as its arguments (no device: it never starts). */
+static int droced_status(const char *a1, const char *a2)
+{
+	const char *bin = getenv("DROCE_DROCED");
+	int status;
+	pid_t pid;
+
+	cr_assert_not_null(bin);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 2);
+		execl(bin, bin, a1, a2, (char *)NULL);
+		_exit(127);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Every spelling getopt accepts for -c reads the file: an unknown key in it is status 2. */
+Test(daemon_review_options, every_spelling_of_config_reads_the_file)
+{
+	char path[] = "/tmp/droced-review-conf-XXXXXX", opt[64];
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "no_such_key = 1\n", 16), 16);
+	close(fd);
+	cr_expect_eq(droced_status("-c", path), 2, "-c FILE");
+	cr_expect_eq(droced_status("--config", path), 2, "--config FILE");
+	snprintf(opt, sizeof(opt), "--config=%s", path);
+	cr_expect_eq(droced_status(opt, NULL), 2, "--config=FILE");
+	snprintf(opt, sizeof(opt), "-c%s", path);
+	cr_expect_eq(droced_status(opt, NULL), 2, "-cFILE");
+	unlink(path);
 }
