@@ -62,14 +62,16 @@ int main(int argc, char **argv)
 	int opt, sfd, rc;
 
 	droce_daemon_conf_init(&conf);
-	/* the file first, so that options given after it override it */
-	for (int i = 1; i < argc - 1; i++)
-		if (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0) {
-			if (droce_daemon_conf_load(&conf, argv[i + 1], err, sizeof(err)) != 0) {
-				fprintf(stderr, "droced: %s\n", err);
-				return 2;
-			}
+	/* the file first, so that options given after it override it: a pass of its own, which
+	 * sees it however it is spelt (-c FILE, -cFILE, --config FILE, --config=FILE) */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "c:s:d:o:h", opts, NULL)) != -1)
+		if (opt == 'c' && droce_daemon_conf_load(&conf, optarg, err, sizeof(err)) != 0) {
+			fprintf(stderr, "droced: %s\n", err);
+			return 2;
 		}
+	opterr = 1;
+	optind = 0; /* glibc: start over */
 	while ((opt = getopt_long(argc, argv, "c:s:d:o:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
