@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -55,19 +56,22 @@ int main(int argc, char **argv)
 	};
 	struct droce_daemon_conf conf;
 	struct droce_daemon *d;
+	struct rlimit nofile;
 	char err[512], buf[600];
 	sigset_t stop;
 	int opt, sfd, rc;
 
 	droce_daemon_conf_init(&conf);
-	/* the file first, so that options given after it override it */
-	for (int i = 1; i < argc - 1; i++)
-		if (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0) {
-			if (droce_daemon_conf_load(&conf, argv[i + 1], err, sizeof(err)) != 0) {
-				fprintf(stderr, "droced: %s\n", err);
-				return 2;
-			}
+	/* the file first, so that options given after it override it: a pass of its own, which
+	 * sees it however it is spelt (-c FILE, -cFILE, --config FILE, --config=FILE) */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "c:s:d:o:h", opts, NULL)) != -1)
+		if (opt == 'c' && droce_daemon_conf_load(&conf, optarg, err, sizeof(err)) != 0) {
+			fprintf(stderr, "droced: %s\n", err);
+			return 2;
 		}
+	opterr = 1;
+	optind = 0; /* glibc: start over */
 	while ((opt = getopt_long(argc, argv, "c:s:d:o:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
@@ -97,6 +101,12 @@ int main(int argc, char **argv)
 	if (optind != argc) {
 		usage(stderr);
 		return 2;
+	}
+	/* each queue and channel of every application holds descriptors here: all we may have */
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &nofile) != 0)
+			perror("droced: RLIMIT_NOFILE");
 	}
 	/* SIGTERM and SIGINT end the loop through a signalfd: a clean stop, not a kill */
 	sigemptyset(&stop);

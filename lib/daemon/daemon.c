@@ -121,6 +121,7 @@ struct droce_daemon *droce_daemon_start(const struct droce_daemon_conf *conf)
 	d->conf = *conf;
 	d->listen_fd = -1;
 	d->epfd = -1;
+	d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (conf->n_devices == 0) {
 		fprintf(stderr, "droced: no device configured\n");
 		goto fail;
@@ -175,8 +176,25 @@ static void client_accept(struct droce_daemon *d)
 	struct dclient *c;
 	int s = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
+	if (s < 0 && (errno == EMFILE || errno == ENFILE) && d->spare_fd >= 0) {
+		/*
+		 * Out of descriptors: the connection would stay queued and the listening
+		 * socket readable, and the loop would spin on it. Take it with the spare
+		 * descriptor and close it: the application sees droced refuse it.
+		 */
+		if (!d->out_of_fds)
+			fprintf(stderr, "droced: out of file descriptors: refusing connections\n");
+		d->out_of_fds = true;
+		close(d->spare_fd);
+		s = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (s >= 0)
+			close(s);
+		d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		return;
+	}
 	if (s < 0)
 		return;
+	d->out_of_fds = false;
 	if (d->n_clients >= d->conf.max_clients ||
 	    getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
 		close(s); /* the application sees its connection closed: EPIPE */
@@ -241,12 +259,15 @@ int droce_daemon_run(struct droce_daemon *d, int stop_fd)
 {
 	struct dtag stop_tag = {.type = TAG_LISTEN, .client = NULL};
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &stop_tag};
+	int rc = devents_guard_init(d);
 
+	if (rc != 0)
+		return rc;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, stop_fd, &ev) != 0)
 		return -errno;
 	for (;;) {
 		struct epoll_event evs[32];
-		bool throttled = false;
+		bool throttled = false, closed = false;
 		int n;
 
 		for (struct dclient *c = d->clients; c != NULL; c = c->next)
@@ -255,9 +276,16 @@ int droce_daemon_run(struct droce_daemon *d, int stop_fd)
 		n = epoll_wait(d->epfd, evs, 32, throttled ? 10 : -1);
 		if (n < 0 && errno != EINTR)
 			return -errno;
-		for (struct dclient *c = d->clients; throttled && c != NULL; c = c->next)
-			if (c->ev_throttled)
-				devents_forward(c);
+		for (struct dclient *c = d->clients, *next; throttled && c != NULL; c = next) {
+			next = c->next;
+			if (c->ev_throttled && !devents_forward(c)) {
+				client_close(d, c);
+				closed = true;
+			}
+		}
+		/* events of this batch may be a closed client's: epoll reports the rest again */
+		if (closed)
+			continue;
 		for (int i = 0; i < n; i++) {
 			struct dtag *t = evs[i].data.ptr;
 
@@ -268,7 +296,11 @@ int droce_daemon_run(struct droce_daemon *d, int stop_fd)
 			if (t->type == TAG_LISTEN) {
 				client_accept(d);
 			} else if (t->type == TAG_ASYNC) {
-				devents_forward(t->client);
+				/* as below: a client closed here ends the batch */
+				if (!devents_forward(t->client)) {
+					client_close(d, t->client);
+					break;
+				}
 			} else {
 				/* the client may close here: later events of this batch about
 				 * it are stale, so the batch ends with it */
@@ -310,6 +342,10 @@ void droce_daemon_stop(struct droce_daemon *d)
 	}
 	if (d->epfd >= 0)
 		close(d->epfd);
+	if (d->guard_ok)
+		timer_delete(d->guard);
+	if (d->spare_fd >= 0)
+		close(d->spare_fd);
 	for (int i = 0; d->root != NULL && i < d->n_devs; i++)
 		if (d->root[i] != NULL)
 			ibv_close_device(d->root[i]);

@@ -272,14 +272,21 @@ static int op_create_channel(struct dclient *c, struct dreq *r)
 {
 	uint32_t h = handle_new(c);
 	struct ibv_comp_channel *ch;
+	int fd;
 
 	if (h == 0)
 		return ENOMEM;
 	ch = ibv_create_comp_channel(c->ctx);
 	if (ch == NULL)
 		return errno;
-	r->rep_fd = droce_export_channel(ch);
+	fd = droce_export_channel(ch);
+	if (fd < 0) {
+		ibv_destroy_comp_channel(ch);
+		return -fd;
+	}
+	r->rep_fd = fd;
 	r->rep_handle = handle_set(c, h, DOBJ_CHANNEL, ch);
+	c->objs[h].fd = fd; /* kept open: the engine's writes always have a reader */
 	return 0;
 }
 
@@ -452,6 +459,8 @@ static int obj_destroy(struct dclient *c, uint32_t h)
 		break;
 	case DOBJ_CHANNEL:
 		rc = ibv_destroy_comp_channel(o->ptr);
+		if (rc == 0)
+			close(o->fd);
 		break;
 	case DOBJ_CQ:
 		rc = ibv_destroy_cq(o->ptr);

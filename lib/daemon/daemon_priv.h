@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <infiniband/verbs.h>
 
@@ -32,6 +33,7 @@ struct dobj {
 	void *ptr;
 	void *map; /* an MR: droced's mapping of the application's file */
 	size_t map_len;
+	int fd; /* a channel: droced's copy of the application's end */
 };
 
 /** What an epoll event is about. */
@@ -62,12 +64,16 @@ struct dclient {
 struct droce_daemon {
 	struct droce_daemon_conf conf;
 	int listen_fd, epfd;
+	int spare_fd; /* given up to accept, and close, a connection when out of descriptors */
+	bool out_of_fds;
 	struct dtag listen_tag;
 	struct ibv_device **devs;
 	int n_devs;
 	struct ibv_context **root; /* one per device: keeps the engine's ports open */
 	struct dclient *clients;
 	unsigned int n_clients, next_id, throttled;
+	timer_t guard; /* interrupts a write to an application's eventfd that would block */
+	bool guard_ok;
 };
 
 /* daemon_client.c */
@@ -81,8 +87,10 @@ void dclient_flush_qps(struct dclient *c);
 /* daemon_events.c */
 /** Create the event ring of @p c: a sealed memfd. Its fd, or -errno. */
 int devents_create(struct dclient *c);
-/** Forward the context's async events into the ring. */
-void devents_forward(struct dclient *c);
+/** Forward the context's async events into the ring. false when the connection must close. */
+bool devents_forward(struct dclient *c);
+/** Arm droced's guard against eventfds that do not take a count, for the calling thread. */
+int devents_guard_init(struct droce_daemon *d);
 
 /** The handle of @p ptr in @p c, 0 when none. */
 uint32_t dclient_handle_of(const struct dclient *c, enum dobj_kind kind, const void *ptr);

@@ -47,6 +47,24 @@ void droce_tqp_fini(const struct droce_transport_env *env, struct droce_tqp *q)
 	droce_rc_fini(q);
 }
 
+/*
+ * Empty a ring for RESET with the geometry the engine attached it with. The
+ * header is in the application's memory: rewritten between the init and the
+ * attach, it must not give the engine slots larger than its copies (1 KiB) or
+ * elsewhere than before; such a ring is dead, as any the application broke.
+ */
+static void tqp_ring_reset(struct droce_ring_cons *r, void *mem, size_t len)
+{
+	const struct droce_ring_cons was = *r;
+
+	droce_ring_init(mem, len, was.size, was.slot_size);
+	if (droce_ring_cons_attach(r, mem, len) != 0 || r->slots != was.slots ||
+	    r->size != was.size || r->slot_size != was.slot_size) {
+		*r = was;
+		r->corrupt = true;
+	}
+}
+
 void droce_tqp_modify(struct droce_tqp *q, const struct ibv_qp_attr *a, int mask,
 		      enum ibv_qp_state state)
 {
@@ -89,12 +107,9 @@ void droce_tqp_modify(struct droce_tqp *q, const struct ibv_qp_attr *a, int mask
 		 * rings itself, between two loop passes, so no pass sees them change
 		 * under it; the verbs layer re-attaches its producers afterwards.
 		 */
-		droce_ring_init(q->sq_mem, q->sq_mem_len, q->sq.size, q->sq.slot_size);
-		droce_ring_cons_attach(&q->sq, q->sq_mem, q->sq_mem_len);
-		if (q->rq_mem != NULL) {
-			droce_ring_init(q->rq_mem, q->rq_mem_len, q->rq.size, q->rq.slot_size);
-			droce_ring_cons_attach(&q->rq, q->rq_mem, q->rq_mem_len);
-		}
+		tqp_ring_reset(&q->sq, q->sq_mem, q->sq_mem_len);
+		if (q->rq_mem != NULL)
+			tqp_ring_reset(&q->rq, q->rq_mem, q->rq_mem_len);
 		q->neigh_tries = 0;
 		memset(&q->stats, 0, sizeof(q->stats));
 	}

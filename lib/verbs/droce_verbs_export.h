@@ -3,7 +3,7 @@
  * @file
  * What droced (lib/daemon) needs of its own verbs objects to hand them to an
  * application: the memfd and layout of a queue's shared memory, a channel's
- * eventfd, the ids WQEs carry, a device as the engine runs it. Internal to
+ * descriptor, the ids WQEs carry, a device as the engine runs it. Internal to
  * droce, not installed.
  */
 #ifndef DROCE_VERBS_EXPORT_H
@@ -26,8 +26,11 @@ int droce_export_srq(struct ibv_srq *srq, struct droce_dproto_shm *s, int *fd);
 int droce_export_qp(struct ibv_qp *qp, struct droce_dproto_shm *s, int *fd);
 
 /**
- * The channel's eventfd, owned by the channel. From now on the channel only
- * counts events on it: the application tells CQs apart by their notify_count.
+ * The application's end of the channel: the read end of a pipe, 8 bytes per
+ * event, whose non-blocking write end replaces the channel's eventfd, so no
+ * application can make the engine's count block. Owned by the caller, who
+ * closes it after the channel. From now on the channel only counts events:
+ * the application tells CQs apart by their notify_count. -errno on failure.
  */
 int droce_export_channel(struct ibv_comp_channel *ch);
 
@@ -38,6 +41,9 @@ void droce_export_qp_privileged(struct ibv_qp *qp, bool privileged);
 uint32_t droce_export_ah_id(struct ibv_ah *ah);
 /** The key-table handle bind work requests carry for @p mw. */
 uint32_t droce_export_mw_handle(struct ibv_mw *mw);
+
+/** Async events of @p ctx not yet taken by ibv_get_async_event(). */
+unsigned int droce_export_async_pending(struct ibv_context *ctx);
 
 /** @p dev as the engine runs it (MAC, addresses, MTU, link, speed). */
 void droce_export_device(struct ibv_device *dev, struct droce_dproto_device *out);

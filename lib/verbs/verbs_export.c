@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* droced's view of its own verbs objects (droce_verbs_export.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "droce_verbs_export.h"
 #include "verbs_priv.h"
@@ -52,11 +54,31 @@ int droce_export_qp(struct ibv_qp *ibqp, struct droce_dproto_shm *s, int *fd)
 int droce_export_channel(struct ibv_comp_channel *channel)
 {
 	struct droce_comp_channel *ch = to_dch(channel);
+	int p[2], old;
 
+	/*
+	 * Not the eventfd: every holder of an eventfd shares its count and its
+	 * O_NONBLOCK, so an application could park the count at 2^64 - 2 (or clear
+	 * O_NONBLOCK) and the engine lcore's next write would block for good. A pipe
+	 * whose write end only droced holds, non-blocking: the application's end can
+	 * only be read, and a full pipe is a count dropped, never a wait.
+	 */
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return -errno;
+	if (fcntl(p[1], F_SETFL, O_NONBLOCK) != 0) {
+		int err = errno;
+
+		close(p[0]);
+		close(p[1]);
+		return -err;
+	}
 	pthread_mutex_lock(&ch->lock);
+	old = channel->fd;
+	channel->fd = p[1]; /* no CQ uses the channel yet: the engine has not seen the old one */
 	ch->exported = true;
 	pthread_mutex_unlock(&ch->lock);
-	return channel->fd;
+	close(old);
+	return p[0];
 }
 
 void droce_export_qp_privileged(struct ibv_qp *qp, bool privileged)
@@ -72,6 +94,17 @@ uint32_t droce_export_ah_id(struct ibv_ah *ah)
 uint32_t droce_export_mw_handle(struct ibv_mw *mw)
 {
 	return to_dmw(mw)->handle;
+}
+
+unsigned int droce_export_async_pending(struct ibv_context *ctx)
+{
+	struct droce_context *c = to_dctx(ctx);
+	unsigned int n;
+
+	pthread_mutex_lock(&c->async_lock);
+	n = c->async_count;
+	pthread_mutex_unlock(&c->async_lock);
+	return n;
 }
 
 void droce_export_device(struct ibv_device *dev, struct droce_dproto_device *out)

@@ -289,8 +289,13 @@ int droce_remote_get_cq_event(struct droce_comp_channel *ch, struct droce_cq **o
 		struct droce_cq *found = NULL;
 
 		/* blocks unless the application made the fd non-blocking */
-		if (read(ch->ibch.fd, &v, sizeof(v)) != sizeof(v))
+		ssize_t got = read(ch->ibch.fd, &v, sizeof(v));
+
+		if (got != (ssize_t)sizeof(v)) {
+			if (got >= 0)
+				errno = EPIPE; /* droced closed its end: it is gone */
 			return -1;
+		}
 		pthread_mutex_lock(&ch->lock);
 		for (unsigned int i = 0; i < ch->n_cqs && found == NULL; i++) {
 			struct droce_cq *cq = ch->cqs[(ch->next_cq + i) % ch->n_cqs];
