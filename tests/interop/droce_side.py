@@ -89,11 +89,14 @@ class Holder(Program):
     """droce's port on the vhost link while the peer boots: qemu runs no guest before
     a vhost-user backend has connected to its socket. droce-pmd with its input on a
     pipe opens the device, waits for commands and ends cleanly when the pipe closes;
-    the socket is then free for the programs of the cells."""
+    the socket is then free for the programs of the cells. The port comes up only
+    once the guest's driver has started the NIC, late in the boot: droce-pmd gives
+    up on a port not ACTIVE within 10 s of opening it, so the opening waits for the
+    link (@link_wait_ms) first."""
 
-    def __init__(self, link, dropin_dir, droce_pmd, socket, log_path):
+    def __init__(self, link, dropin_dir, droce_pmd, socket, log_path, link_wait_ms):
         super().__init__(link, dropin_dir, [droce_pmd, "-q"], log_path, vhost_devices(socket),
-                         stdin=subprocess.PIPE)
+                         link_wait_ms, stdin=subprocess.PIPE)
 
     def stop(self):
         """Close its input and let it end (killed after 20 s); its exit status."""

@@ -200,7 +200,8 @@ class Suite:
                 raise peer_vm.PeerError(f"qemu made no vhost-user socket {sock}")
             time.sleep(0.1)
         self.holder = droce_side.Holder(self.link, self.dropin, self.droce_pmd, sock,
-                                        os.path.join(self.out, "vhost-holder.txt"))
+                                        os.path.join(self.out, "vhost-holder.txt"),
+                                        BOOT_SECS * 1000)
 
     def holder_alive(self):
         if not self.holder.running():
