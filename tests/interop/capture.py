@@ -99,18 +99,20 @@ def _ahead(psn, expected):
     return d if d < (1 << 23) else 0
 
 
-def psn_holes(droce_pcap, path, pmtu):
+def psn_holes(droce_pcap, path, pmtu, start=1):
     """Frames missing from a capture whose every frame reached it (the vhost link:
     droce records what it sends before the device, and what the peer sends reaches
     droce whole): a requester never skips a PSN, going back (a retransmission) is
     allowed, going forward past the next PSN is a hole. So is a READ response whose
     MIDDLE or LAST does not follow the packet before it. A READ request takes one
-    PSN per response packet (@pmtu bytes each). Returns (sender, dest QP, PSN
-    expected, PSN seen) for each hole."""
+    PSN per response packet (@pmtu bytes each). Frames before the @start-th of the
+    file are not followed: on the vhost link they may be the peer's, queued in its
+    NIC while no program held the link, with PSNs of a QP that is gone. Returns
+    (sender, dest QP, PSN expected, PSN seen) for each hole."""
     nxt, reads, holes = {}, {}, []
     for f in _frames(droce_pcap, path):
         op, key, psn = f.get("opcode"), (f.get("src"), f.get("qpn")), f.get("psn")
-        if op is None or psn is None or op >= 0x80:
+        if op is None or psn is None or op >= 0x80 or f.get("frame", 0) < start:
             continue
         if op in RC_RESPONSES:
             prev = reads.get(key)
@@ -129,23 +131,37 @@ def psn_holes(droce_pcap, path, pmtu):
     return holes
 
 
-def frames_from(path, mac):
-    """Frames of the pcap file @path whose Ethernet source is @mac (any protocol)."""
-    want = bytes(int(b, 16) for b in mac.split(":"))
-    n = 0
+def _records(path):
+    """(number from 1, bytes) of each frame of the pcap file @path."""
     with open(path, "rb") as f:
         head = f.read(24)
         if len(head) < 24:
-            return 0
+            return
         order = "<" if head[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+        n = 0
         while True:
             rec = f.read(16)
             if len(rec) < 16:
-                break
+                return
             caplen = struct.unpack(order + "IIII", rec)[2]
             data = f.read(caplen)
             if len(data) < caplen:
-                break
-            if data[6:12] == want:
-                n += 1
-    return n
+                return
+            n += 1
+            yield n, data
+
+
+def _mac(mac):
+    return bytes(int(b, 16) for b in mac.split(":"))
+
+
+def frames_from(path, mac):
+    """Frames of the pcap file @path whose Ethernet source is @mac (any protocol)."""
+    want = _mac(mac)
+    return sum(1 for _, data in _records(path) if data[6:12] == want)
+
+
+def first_from(path, mac):
+    """The number (from 1) of the first frame from @mac in @path, None if none."""
+    want = _mac(mac)
+    return next((n for n, data in _records(path) if data[6:12] == want), None)

@@ -3,8 +3,8 @@
 scenario in both directions. Counts stay small: the peer runs under TCG. On the
 bridge link both ends' active MTU is 1024 (Ethernet MTU 1500: DPDK 22.11's
 af_packet PMD refuses larger frames), so -s 4096 -m 1024 sends 4-packet
-messages; the scenarios on the vhost link run at path MTU 4096 (Ethernet MTU
-4200, droce0 against rxe1)."""
+messages; the scenarios on the vhost link run at path MTU 4096 or 2048
+(Ethernet MTU 4200, droce0 against rxe1)."""
 
 import ipaddress
 import re
@@ -157,13 +157,15 @@ SCENARIOS += [
              "droce-perf write_lat against ib_write_lat, inline", droce_program="droce-perf"),
 ]
 
-# Path MTU 4096 over the vhost link: droce's port on DPDK's vhost PMD, the peer's eth1
-# and rxe1, Ethernet MTU 4200 on both; both GID families. Counts and windows stay
+# Path MTUs 4096 and 2048 over the vhost link: droce's port on DPDK's vhost PMD, the
+# peer's eth1 and rxe1, Ethernet MTU 4200 on both; both GID families. Counts and windows stay
 # small: the frames are four times larger and the peer under TCG no faster.
 SCENARIOS += [
     pingpong("rc_4096", "rc", ["-s", "16384", "-m", "4096", "-c"], 20,
              "RC SEND, 16 KiB over a 4 KiB path MTU (FIRST/MIDDLE/LAST)", link=VHOST,
              pmtu=4096),
+    pingpong("rc_2048", "rc", ["-s", "8192", "-m", "2048", "-c"], 20,
+             "RC SEND, 8 KiB over a 2 KiB path MTU", link=VHOST, pmtu=2048),
     pingpong("rc_4096_ipv6", "rc", ["-s", "4096", "-m", "4096", "-c"], 20,
              "RC SEND_ONLY of a whole 4 KiB MTU over RoCEv2/IPv6 (GID index 2)",
              gid=GID_IP6, link=VHOST, pmtu=4096),
