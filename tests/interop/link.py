@@ -108,6 +108,9 @@ class Link:
         if self.made:
             subprocess.run(["ip", "netns", "delete", self.ns], capture_output=True)
             self.made = False
+        self.close_vhost()
+
+    def close_vhost(self):
         if self.vhost_dir is not None:
             shutil.rmtree(self.vhost_dir, ignore_errors=True)
             self.vhost_dir = None
