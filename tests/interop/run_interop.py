@@ -520,8 +520,8 @@ def main():
     ap.add_argument("--build", required=True, help="droce's meson build folder")
     ap.add_argument("--out", help="where each cell's outputs go (default BUILD/interop)")
     ap.add_argument("--only", default="", help="comma-separated scenarios or cells")
-    ap.add_argument("--budget", type=int, default=300,
-                    help="seconds after which the cells left are not run (default 300)")
+    ap.add_argument("--budget", type=int, default=360,
+                    help="seconds after which the cells left are not run (default 360)")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     out = os.path.abspath(args.out or os.path.join(build, "interop"))
