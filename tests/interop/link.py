@@ -1,11 +1,22 @@
-"""The link of the interop suite: a network namespace of its own holding a bridge,
-the peer VM's tap and a veth pair whose far end droce's DPDK port opens through
-the af_packet PMD. The bridge's kernel address carries the out-of-band TCP
-exchange of the ping-pong programs; the peer and droce have addresses of their
-own. Nothing leaves the namespace, and close() removes it whatever happened."""
+"""The links of the interop suite.
+
+The bridge link: a network namespace of its own holding a bridge, the peer VM's
+tap and a veth pair whose far end droce's DPDK port opens through the af_packet
+PMD, all at Ethernet MTU 1500. The bridge's kernel address carries the
+out-of-band TCP exchange of the programs (on both links); the peer and droce
+have addresses of their own. Nothing leaves the namespace.
+
+The vhost link, for path MTU 4096: a vhost-user socket in a private folder,
+served by qemu (the peer's second NIC, eth1) and opened by droce's port through
+DPDK's vhost PMD, at Ethernet MTU 4200. It joins the two processes' memory and
+no kernel interface, so nothing can leave it either.
+
+close() removes the namespace and the socket's folder whatever happened."""
 
 import os
+import shutil
 import subprocess
+import tempfile
 
 # Addresses inside the namespace (never routed anywhere else).
 BRIDGE_IP4, BRIDGE_IP6 = "10.99.0.254", "fd00::fe"
@@ -16,6 +27,13 @@ MTU = 1500
 
 BRIDGE, TAP, VETH_BRIDGE, VETH_DROCE = "br0", "peer0", "vbr0", "vdroce0"
 
+# The vhost link: its own subnet, so that each end's routes and neighbours pick the
+# right interface (the peer's eth1, rxe1 on it)
+VHOST_PEER_IP4, VHOST_PEER_IP6, VHOST_PEER_MAC = "10.99.1.2", "fd01::2", "52:54:00:d0:0c:12"
+VHOST_DROCE_IP4, VHOST_DROCE_IP6, VHOST_DROCE_MAC = "10.99.1.1", "fd01::1", "02:d0:0c:00:00:11"
+# 4096 bytes of payload and the largest RoCEv2 headers (IPv6, UDP, BTH, RETH, ICRC)
+VHOST_MTU = 4200
+
 
 class LinkError(Exception):
     pass
@@ -25,6 +43,17 @@ class Link:
     def __init__(self, name=None):
         self.ns = name or f"droce-interop-{os.getpid()}"
         self.made = False
+        self.vhost_dir = None
+
+    @property
+    def vhost_socket(self):
+        """The vhost-user socket (qemu listens, droce's port connects), None if not made."""
+        return os.path.join(self.vhost_dir, "vhost.sock") if self.vhost_dir else None
+
+    def open_vhost(self):
+        """A private folder for the vhost link's socket (a UNIX socket path is short:
+        not under the build folder)."""
+        self.vhost_dir = tempfile.mkdtemp(prefix="droce-interop-vhost-")
 
     def ip(self, *args, check=True):
         """`ip` inside the namespace."""
@@ -79,3 +108,9 @@ class Link:
         if self.made:
             subprocess.run(["ip", "netns", "delete", self.ns], capture_output=True)
             self.made = False
+        self.close_vhost()
+
+    def close_vhost(self):
+        if self.vhost_dir is not None:
+            shutil.rmtree(self.vhost_dir, ignore_errors=True)
+            self.vhost_dir = None

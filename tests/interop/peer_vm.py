@@ -2,7 +2,11 @@
 tools/peer/build-image.sh under qemu (TCG: these machines' CPUs give KVM no
 vmx), its NIC on the link's tap, its serial console on pipes. One boot serves a
 whole suite: commands go to tools/peer/agent, which answers in framed, base64
-replies (the protocol is described there)."""
+replies (the protocol is described there).
+
+With a VhostNic the peer has a second NIC, eth1 (rxe1 on it), on a vhost-user
+socket that qemu serves: its memory is then a shared memfd, which the vhost-user
+backend (droce's port) maps."""
 
 import base64
 import queue
@@ -10,6 +14,7 @@ import re
 import subprocess
 import threading
 import time
+from dataclasses import dataclass
 
 
 # a line of the agent's base64 output (anything else on the console is not)
@@ -20,23 +25,64 @@ class PeerError(Exception):
     pass
 
 
+@dataclass
+class VhostNic:
+    """The peer's second NIC, on a vhost-user socket qemu serves."""
+    socket: str
+    mac: str
+    ip4: str
+    ip6: str
+    prefix4: int
+    prefix6: int
+    mtu: int
+
+
+MEMORY_MB = 512
+
+
 class PeerVM:
-    def __init__(self, image_dir, link, tap, mac, ip4, ip6, prefix4, prefix6, mtu, console_log):
+    def __init__(self, image_dir, link, tap, mac, ip4, ip6, prefix4, prefix6, mtu, console_log,
+                 vhost=None):
         self.image_dir = image_dir
         self.link = link
         self.tap = tap
         self.mac = mac
+        self.vhost = vhost
         self.cmdline = (f"console=ttyS0 quiet loglevel=1 panic=-1 peer_ip={ip4}/{prefix4} "
                         f"peer_ip6={ip6}/{prefix6} peer_mtu={mtu}")
+        if vhost is not None:
+            self.cmdline += (f" eth1_ip={vhost.ip4}/{vhost.prefix4} "
+                             f"eth1_ip6={vhost.ip6}/{vhost.prefix6} eth1_mtu={vhost.mtu}")
         self.console_log = console_log
         self.proc = None
         self.lines = queue.Queue()
         self.jobs = 0
         self.gids = ""
 
-    def boot(self, timeout):
+    def _vhost_argv(self):
+        v = self.vhost
+        return [
+            # a vhost-user backend maps the guest's memory: it must be a shared file
+            "-object", f"memory-backend-memfd,id=mem,size={MEMORY_MB}M,share=on",
+            "-numa", "node,memdev=mem",
+            # qemu listens; each program on droce connects (client=1) and goes again
+            "-chardev", f"socket,id=vhost,path={v.socket},server=on,wait=off",
+            "-netdev", "vhost-user,id=net1,chardev=vhost",
+            # host_mtu: the guest takes the MTU (VIRTIO_NET_F_MTU). vectors=0: with
+            # MSI-X, qemu 7.2 under TCG crashes (SIGSEGV in msix_set_vector_notifiers,
+            # from vhost_net_start) when the guest starts the device. status=off: no
+            # link status for the guest, so eth1 and rxe1 stay up while no program on
+            # droce holds the socket (qemu marks the link down then)
+            "-device", f"virtio-net-pci,netdev=net1,mac={v.mac},host_mtu={v.mtu},vectors=0,"
+                       "status=off,csum=off,guest_csum=off",
+        ]
+
+    def launch(self):
+        """Start qemu. With a vhost NIC it does not run the guest before a backend
+        has connected to the socket (droce_side.Holder)."""
         argv = [
-            "qemu-system-x86_64", "-accel", "tcg,thread=multi", "-cpu", "max", "-m", "512",
+            "qemu-system-x86_64", "-accel", "tcg,thread=multi", "-cpu", "max",
+            "-m", str(MEMORY_MB),
             "-smp", "1", "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
             "-chardev", "stdio,id=console,signal=off", "-serial", "chardev:console",
             "-kernel", f"{self.image_dir}/vmlinuz", "-initrd", f"{self.image_dir}/initrd.gz",
@@ -45,10 +91,16 @@ class PeerVM:
             # checksums in the guest: what reaches the wire is complete, as from a NIC
             "-device", f"virtio-net-pci,netdev=net0,mac={self.mac},csum=off,guest_csum=off",
         ]
+        if self.vhost is not None:
+            argv += self._vhost_argv()
         self.proc = subprocess.Popen(self.link.argv(argv), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         threading.Thread(target=self._read_console, daemon=True).start()
-        line = self._expect(("@@ready", "@@peer-failed"), timeout, "the peer's boot")
+
+    def wait_ready(self, timeout, alive=None):
+        """Wait for the peer's init to say it is ready; @alive (if given) is called
+        every second and raises PeerError when what the boot needs has gone."""
+        line = self._expect(("@@ready", "@@peer-failed"), timeout, "the peer's boot", alive)
         if line.startswith("@@peer-failed"):
             raise PeerError(f"the peer did not come up: {line[len('@@peer-failed '):]}")
         self.gids = line[len("@@ready "):].strip()
@@ -61,7 +113,7 @@ class PeerVM:
                 self.lines.put(raw.decode("utf-8", "replace").rstrip("\r\n"))
         self.lines.put(None)
 
-    def _expect(self, prefixes, timeout, what):
+    def _expect(self, prefixes, timeout, what, alive=None):
         """The next console line that starts with one of @prefixes."""
         deadline = time.monotonic() + timeout
         while True:
@@ -69,8 +121,10 @@ class PeerVM:
             if left <= 0:
                 raise PeerError(f"no answer from the peer within {timeout} s ({what})")
             try:
-                line = self.lines.get(timeout=left)
+                line = self.lines.get(timeout=min(left, 1.0) if alive else left)
             except queue.Empty:
+                if alive:
+                    alive()
                 continue
             if line is None:
                 raise PeerError(f"the peer's console closed ({what}); qemu exit "

@@ -5,12 +5,14 @@
 
 Boots one Linux Soft-RoCE VM (tools/peer/build-image.sh makes and caches its
 image under BUILD_DIR/peer), wires it and droce's af_packet port to a bridge in a
-network namespace of its own, and runs every scenario of scenarios.py in both
-directions: the unmodified program on droce (through the drop-in
-libibverbs.so.1) against the same program on rxe0. A cell passes when both ends
-finish every iteration, each saw the other's GID, and droce-pcap finds every
-RoCEv2 frame of the bridge's capture well formed with a good ICRC, frames from
-both ends among them.
+network namespace of its own (and, when a selected scenario runs at path MTU
+4096, droce's vhost port to its second NIC), and runs every scenario of
+scenarios.py in both directions: the unmodified program on droce (through the
+drop-in libibverbs.so.1) against the same program on rxe0 (rxe1). A cell passes
+when both ends finish every iteration, each saw the other's GID, and droce-pcap
+finds every RoCEv2 frame of the capture (the bridge's; droce's port's on the
+vhost link, with no PSN missing) well formed with a good ICRC, frames from both
+ends among them.
 
 Prints one TAP-style line per cell and the matrix; keeps each cell's outputs,
 capture and verdict in DIR (default BUILD_DIR/interop). Exit status 0 when every
@@ -34,7 +36,7 @@ import capture  # noqa: E402
 import droce_side  # noqa: E402
 import link as L  # noqa: E402
 import peer_vm  # noqa: E402
-from scenarios import DIRECTIONS, GID_IP6, SCENARIOS  # noqa: E402
+from scenarios import DIRECTIONS, GID_IP6, SCENARIOS, VHOST  # noqa: E402
 
 SKIP = 77
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -42,7 +44,26 @@ LOCK = "/run/lock/droce-interop.lock"
 BOOT_SECS = 120
 LISTEN_SECS = 30
 ROCE_PORT = 4791
-HW_COUNTERS = "/sys/class/infiniband/rxe0/ports/1/hw_counters"
+HW_COUNTERS = "/sys/class/infiniband/{}/ports/1/hw_counters"
+SOCKET_SECS = 30
+
+
+class Ends:
+    """Who is who on a link: droce's and the peer's addresses, the peer's device."""
+
+    def __init__(self, link):
+        if link == VHOST:
+            self.droce_ip4, self.droce_ip6 = L.VHOST_DROCE_IP4, L.VHOST_DROCE_IP6
+            self.droce_mac = L.VHOST_DROCE_MAC
+            self.peer_ip4, self.peer_ip6, self.peer_dev = L.VHOST_PEER_IP4, L.VHOST_PEER_IP6, "rxe1"
+        else:
+            self.droce_ip4, self.droce_ip6 = L.DROCE_IP4, L.DROCE_IP6
+            self.droce_mac = L.DROCE_MAC
+            self.peer_ip4, self.peer_ip6, self.peer_dev = L.PEER_IP4, L.PEER_IP6, "rxe0"
+
+
+DROCE_IPS = (L.DROCE_IP4, L.DROCE_IP6, L.VHOST_DROCE_IP4, L.VHOST_DROCE_IP6)
+PEER_IPS = (L.PEER_IP4, L.PEER_IP6, L.VHOST_PEER_IP4, L.VHOST_PEER_IP6)
 
 
 def say(*words):
@@ -54,7 +75,7 @@ def skip(reason):
     sys.exit(SKIP)
 
 
-def preflight(build):
+def preflight(build, vhost):
     if os.geteuid() != 0:
         skip("needs root (network namespace, tap device, af_packet)")
     if not os.path.exists("/dev/net/tun"):
@@ -68,6 +89,9 @@ def preflight(build):
     dropin = os.path.join(build, "lib", "dropin")
     if not os.path.exists(os.path.join(dropin, "libibverbs.so.1")):
         sys.exit(f"interop: no drop-in library in {dropin}: build droce first")
+    if vhost and not os.path.exists(os.path.join(build, "app", "droce-pmd", "droce-pmd")):
+        sys.exit("interop: no droce-pmd (it holds the vhost link while the peer boots): "
+                 "build droce first")
 
 
 def build_image(build):
@@ -106,11 +130,18 @@ def cell_text(r):
         return (f"{sum(f['packets'] for f in flows)}/"
                 f"{sum(f['retransmits'] for f in flows)}")
 
-    text = (f"pass: droce {sent((L.DROCE_IP4, L.DROCE_IP6))}, "
-            f"rxe {sent((L.PEER_IP4, L.PEER_IP6))}")
+    text = f"pass: droce {sent(DROCE_IPS)}, rxe {sent(PEER_IPS)}"
     if r.get("tap_dropped"):
         text += f", tap dropped {r['tap_dropped']}"
+    if r.get("vhost_dropped"):
+        text += f", vhost dropped {r['vhost_dropped']}"
     return text
+
+
+def selected(only):
+    """The cells to run: (scenario, direction), every one when @only is empty."""
+    return [(sc, d) for sc in SCENARIOS for d in DIRECTIONS
+            if not only or sc.name in only or f"{sc.name}-{d}" in only]
 
 
 def gid_of(sc, ip4, ip6):
@@ -126,19 +157,70 @@ class Suite:
         self.deadline = time.monotonic() + budget
         self.dropin = os.path.join(build, "lib", "dropin")
         self.droce_pcap = os.path.join(build, "app", "droce-pcap", "droce-pcap")
+        self.droce_pmd = os.path.join(build, "app", "droce-pmd", "droce-pmd")
         self.link = L.Link()
         self.vm = None
+        self.holder = None
+        self.vhost_broken = None
         self.results = []
         self.broken = False
 
-    def start(self):
+    def start(self, vhost):
+        """Open the links and boot the peer; @vhost: with the vhost link too. When the
+        vhost link does not come up, the peer boots without it: its cells fail, the
+        others run."""
         self.link.open()
+        if vhost:
+            try:
+                self.boot(True)
+                return
+            except peer_vm.PeerError as e:
+                self.vhost_broken = str(e)
+                say(f"# the vhost link did not come up ({e}); the peer boots without it")
+                self.stop_vm()
+        self.boot(False)
+
+    def boot(self, vhost):
+        nic = None
+        if vhost:
+            self.link.open_vhost()
+            nic = peer_vm.VhostNic(self.link.vhost_socket, L.VHOST_PEER_MAC, L.VHOST_PEER_IP4,
+                                   L.VHOST_PEER_IP6, L.PREFIX4, L.PREFIX6, L.VHOST_MTU)
         self.vm = peer_vm.PeerVM(self.image, self.link, L.TAP, L.PEER_MAC, L.PEER_IP4,
                                  L.PEER_IP6, L.PREFIX4, L.PREFIX6, L.MTU,
-                                 os.path.join(self.out, "peer-console.log"))
+                                 os.path.join(self.out, "peer-console.log"), vhost=nic)
         t = time.monotonic()
-        self.vm.boot(BOOT_SECS)
+        self.vm.launch()
+        alive = None
+        if vhost:
+            self.hold_vhost()
+            alive = self.holder_alive
+        self.vm.wait_ready(BOOT_SECS, alive)
+        if self.holder is not None:
+            status = self.holder.stop()
+            if status != 0:
+                raise peer_vm.PeerError(f"the vhost link's holder (droce-pmd) ended with "
+                                        f"status {status}: {self.holder.output()[-500:].strip()}")
+            self.holder = None
         say(f"# peer up in {time.monotonic() - t:.1f} s, rxe0 GIDs {self.vm.gids}")
+
+    def hold_vhost(self):
+        """qemu waits for a backend on the vhost socket before it runs the guest: a
+        droce port holds the link until the peer is up."""
+        sock = self.link.vhost_socket
+        end = time.monotonic() + SOCKET_SECS
+        while not os.path.exists(sock):
+            if time.monotonic() > end or self.vm.proc.poll() is not None:
+                raise peer_vm.PeerError(f"qemu made no vhost-user socket {sock}")
+            time.sleep(0.1)
+        self.holder = droce_side.Holder(self.link, self.dropin, self.droce_pmd, sock,
+                                        os.path.join(self.out, "vhost-holder.txt"),
+                                        BOOT_SECS * 1000)
+
+    def holder_alive(self):
+        if not self.holder.running():
+            raise peer_vm.PeerError(f"the vhost link's holder (droce-pmd) ended while the "
+                                    f"peer booted: {self.holder.output()[-500:].strip()}")
 
     def save_dmesg(self):
         """The peer's kernel messages (rxe's complaints, if any) beside the cells."""
@@ -149,15 +231,28 @@ class Suite:
         with open(os.path.join(self.out, "peer-dmesg.txt"), "w") as f:
             f.write(dmesg)
 
+    def stop_vm(self):
+        """End the vhost link's holder and the VM, remove the vhost socket's folder."""
+        if self.holder is not None:
+            self.holder.kill()
+            self.holder = None
+        if self.vm is not None:
+            self.vm.close()
+            self.vm = None
+        self.link.close_vhost()
+
     def stop(self):
         """End the VM and remove the namespace, without asking the peer anything: this
         also runs when the harness broke or a signal came."""
-        if self.vm is not None:
-            self.vm.close()
+        self.stop_vm()
         self.link.close()
 
-    def hw_counters(self):
-        status, out = self.vm.run(f"cd {HW_COUNTERS} && grep . *", 20)
+    def hw_counters(self, dev):
+        """rxe's counters of @dev, and eth1's received frames as eth1_rx_packets."""
+        script = f"cd {HW_COUNTERS.format(dev)} && grep . *"
+        if self.vm.vhost is not None:
+            script += "; echo eth1_rx_packets:$(cat /sys/class/net/eth1/statistics/rx_packets)"
+        status, out = self.vm.run(script, 20)
         counters = {}
         for line in out.splitlines():
             name, _, value = line.partition(":")
@@ -198,23 +293,32 @@ class Suite:
         cell = f"{sc.name}-{direction}"
         cdir = os.path.join(self.out, cell)
         os.makedirs(cdir)
+        ends = Ends(sc.link)
+        vhost = sc.link == VHOST
+        pcap = os.path.join(cdir, "capture.pcap")
         droce_argv = sc.argv(droce_side.DEVICE, port, droce=True)
         if droce_argv[0] == "droce-perf":
             droce_argv[0] = os.path.join(self.build, "app", "droce-perf", "droce-perf")
-        peer_cmd = " ".join(["exec", *sc.argv("rxe0", port)])
+        peer_cmd = " ".join(["exec", *sc.argv(ends.peer_dev, port)])
+        if vhost:
+            # droce's port records the link: nothing else sees it
+            devices = droce_side.vhost_devices(self.link.vhost_socket, pcap)
+            link_wait = droce_side.VHOST_LINK_WAIT_MS
+        else:
+            devices, link_wait = droce_side.devices(sc.loss), 0
         reasons = []
         if sc.loss:
             self.peer_loss(sc.loss)
-        before = self.hw_counters()
+        before = self.hw_counters(ends.peer_dev)
         tap_before = self.link.tap_dropped()
-        cap = capture.Capture(self.link, L.BRIDGE, os.path.join(cdir, "capture.pcap"))
+        cap = None if vhost else capture.Capture(self.link, L.BRIDGE, pcap)
         prog = job = None
         droce_status = peer_status = None
         peer_out = ""
         try:
             if direction == "droce-server":
                 prog = droce_side.Program(self.link, self.dropin, droce_argv,
-                                          os.path.join(cdir, "droce.txt"), sc.loss)
+                                          os.path.join(cdir, "droce.txt"), devices, link_wait)
                 if not self.droce_listening(prog, port):
                     reasons.append("droce's server never listened")
                 else:
@@ -228,7 +332,8 @@ class Suite:
                 else:
                     prog = droce_side.Program(self.link, self.dropin,
                                               droce_argv + [L.PEER_IP4],
-                                              os.path.join(cdir, "droce.txt"), sc.loss)
+                                              os.path.join(cdir, "droce.txt"), devices,
+                                              link_wait)
                     droce_status = prog.wait(timeout=sc.secs)
                 peer_status, peer_out = self.vm.wait(job, 15)
         except BaseException:
@@ -236,35 +341,53 @@ class Suite:
             # the peer alone, it may be the one that does not answer
             if prog is not None:
                 prog.kill()
-            cap.stop()
+            if cap is not None:
+                cap.stop()
             raise
         if prog is not None:
             prog.kill()
         if job is not None and peer_status is None:
             self.vm.stop(job)
             self.vm.wait(job, 10)
-        cap.stop()
+        if cap is not None:
+            cap.stop()
         droce_out = prog.output() if prog is not None else ""
         with open(os.path.join(cdir, "peer.txt"), "w") as f:
             f.write(peer_out)
-        after = self.hw_counters()
-        tap_dropped = self.link.tap_dropped() - tap_before
+        after = self.hw_counters(ends.peer_dev)
+        tap_dropped = 0 if vhost else self.link.tap_dropped() - tap_before
         if sc.loss:
             self.peer_loss(0)
 
         droce_serves = direction == "droce-server"
         self.check_end("droce", droce_status, droce_out, sc, reasons,
-                       gid_of(sc, L.PEER_IP4, L.PEER_IP6), prog is not None, droce_serves)
+                       gid_of(sc, ends.peer_ip4, ends.peer_ip6), prog is not None, droce_serves)
         self.check_end("the peer", peer_status, peer_out, sc, reasons,
-                       gid_of(sc, L.DROCE_IP4, L.DROCE_IP6), job is not None, not droce_serves)
-        summary = self.check_capture(os.path.join(cdir, "capture.pcap"), sc, reasons,
-                                     droce_serves)
-        if cap.dropped():
-            reasons.append(f"the capture lost {cap.dropped()} frames: its verdict is partial")
-        rxe = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
-        result = {"scenario": sc.name, "direction": direction, "ok": not reasons,
-                  "reasons": reasons, "rxe_counters": rxe, "capture_dropped": cap.dropped(),
-                  "tap_dropped": tap_dropped,
+                       gid_of(sc, ends.droce_ip4, ends.droce_ip6), job is not None,
+                       not droce_serves)
+        summary = None
+        lost = vhost_dropped = None
+        if not os.path.exists(pcap):
+            reasons.append("no capture")
+        else:
+            summary = self.check_capture(pcap, sc, ends, reasons, droce_serves)
+            if vhost:
+                lost = self.check_holes(pcap, sc, ends, reasons)
+                # what droce sent (recorded before its device) and eth1 did not receive:
+                # its port gives up after a few tries when the guest's ring is full
+                if "eth1_rx_packets" in after and "eth1_rx_packets" in before:
+                    vhost_dropped = (capture.frames_from(pcap, ends.droce_mac) -
+                                     (after["eth1_rx_packets"] - before["eth1_rx_packets"]))
+            else:
+                lost = cap.dropped()
+                if lost:
+                    reasons.append(f"the capture lost {lost} frames: its verdict is partial")
+        rxe = {k: after[k] - before.get(k, 0) for k in after
+               if after[k] != before.get(k, 0) and not k.startswith("eth1_")}
+        result = {"scenario": sc.name, "direction": direction, "link": sc.link,
+                  "ok": not reasons, "reasons": reasons, "rxe_counters": rxe,
+                  "capture_dropped": lost, "tap_dropped": tap_dropped,
+                  "vhost_dropped": vhost_dropped,
                   "flows": summary.get("flows", []) if summary else []}
         with open(os.path.join(cdir, "result.json"), "w") as f:
             json.dump(result, f, indent=1)
@@ -286,7 +409,21 @@ class Suite:
         elif any(g != peer_gid for g in gids):
             reasons.append(f"{who} saw remote GID {gids[0]}, not {peer_gid}")
 
-    def check_capture(self, path, sc, reasons, droce_serves):
+    def check_holes(self, path, sc, ends, reasons):
+        """droce's own capture of the vhost link: a frame its ring had no room for is
+        missing, and shows as a PSN skipped (capture.psn_holes), from droce's first
+        frame on (what comes before may have waited in the peer's NIC since an earlier
+        cell). Returns the number of holes."""
+        start = capture.first_from(path, ends.droce_mac)
+        holes = capture.psn_holes(self.droce_pcap, path, sc.pmtu, start or 1 << 62)
+        if holes:
+            src, qpn, want, got = holes[0]
+            reasons.append(f"{len(holes)} holes in the capture (the first: {src} to QP "
+                           f"{qpn:#x}, PSN {got:#x} after {want:#x} was due): frames "
+                           f"missing, the verdict is partial")
+        return len(holes)
+
+    def check_capture(self, path, sc, ends, reasons, droce_serves):
         status, summary = capture.verdict(self.droce_pcap, path)
         if summary is None:
             reasons.append(f"droce-pcap could not read the capture (status {status})")
@@ -295,8 +432,9 @@ class Suite:
         icrc = summary["status"]["icrc_error"]
         if status != 0 or bad != 0:
             reasons.append(f"droce-pcap: {bad} malformed RoCEv2 frames ({icrc} ICRC errors)")
-        ends = [("droce", L.DROCE_IP6 if sc.gid == GID_IP6 else L.DROCE_IP4, droce_serves),
-                ("the peer", L.PEER_IP6 if sc.gid == GID_IP6 else L.PEER_IP4,
+        both = [("droce", ends.droce_ip6 if sc.gid == GID_IP6 else ends.droce_ip4,
+                 droce_serves),
+                ("the peer", ends.peer_ip6 if sc.gid == GID_IP6 else ends.peer_ip4,
                  not droce_serves)]
         if "atomic" in sc.program:
             for src, psn, values in capture.atomic_replays_differ(self.droce_pcap, path):
@@ -306,20 +444,18 @@ class Suite:
         if sc.expect_rnr:
             # the receiver (the server of a SEND test) must have sent RNR NAKs: else the
             # scenario proved nothing about either stack's RNR path
-            for who, ip, serves in ends:
+            for who, ip, serves in both:
                 rnr = sum(f["rnr_naks"] for f in summary["flows"] if f["src"] == ip)
                 if serves and rnr == 0:
                     reasons.append(f"{who}, the receiver, sent no RNR NAK")
-        for who, ip, serves in ends:
+        for who, ip, serves in both:
             if sc.one_way and serves:
                 continue
             if ip not in senders:
                 reasons.append(f"no RoCEv2 frame from {who} ({ip}) in the capture")
         return summary
 
-    def run(self, only):
-        cells = [(sc, d) for sc in SCENARIOS for d in DIRECTIONS
-                 if not only or sc.name in only or f"{sc.name}-{d}" in only]
+    def run(self, cells):
         say(f"1..{len(cells)}")
         broken = None
         for n, (sc, direction) in enumerate(cells, 1):
@@ -327,6 +463,8 @@ class Suite:
             r = {"scenario": sc.name, "direction": direction, "ok": False}
             if broken:
                 r["reasons"] = [f"not run: {broken}"]
+            elif sc.link == VHOST and self.vhost_broken:
+                r["reasons"] = [f"not run: the vhost link did not come up ({self.vhost_broken})"]
             elif time.monotonic() > self.deadline:
                 r["reasons"] = ["not run: the suite's time budget was spent"]
             else:
@@ -382,13 +520,15 @@ def main():
     ap.add_argument("--build", required=True, help="droce's meson build folder")
     ap.add_argument("--out", help="where each cell's outputs go (default BUILD/interop)")
     ap.add_argument("--only", default="", help="comma-separated scenarios or cells")
-    ap.add_argument("--budget", type=int, default=300,
-                    help="seconds after which the cells left are not run (default 300)")
+    ap.add_argument("--budget", type=int, default=360,
+                    help="seconds after which the cells left are not run (default 360)")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     out = os.path.abspath(args.out or os.path.join(build, "interop"))
 
-    preflight(build)
+    cells = selected({x for x in args.only.split(",") if x})
+    vhost = any(sc.link == VHOST for sc, _ in cells)
+    preflight(build, vhost)
     image = build_image(build)
     lock = take_lock()
     shutil.rmtree(out, ignore_errors=True)
@@ -398,8 +538,8 @@ def main():
         signal.signal(sig, interrupted)
     suite = Suite(build, out, image, args.budget)
     try:
-        suite.start()
-        suite.run({x for x in args.only.split(",") if x})
+        suite.start(vhost)
+        suite.run(cells)
         if not suite.broken:
             suite.save_dmesg()
     finally:

@@ -1,8 +1,10 @@
 """The interop matrix: Debian's unmodified ibv_*_pingpong and perftest on droce
 (through the drop-in) against the same programs on Linux Soft-RoCE, each
-scenario in both directions. Counts stay small: the peer runs under TCG. Both
-ends' active MTU is 1024 (Ethernet MTU 1500: DPDK 22.11's af_packet PMD refuses
-larger frames), so -s 4096 -m 1024 sends 4-packet messages."""
+scenario in both directions. Counts stay small: the peer runs under TCG. On the
+bridge link both ends' active MTU is 1024 (Ethernet MTU 1500: DPDK 22.11's
+af_packet PMD refuses larger frames), so -s 4096 -m 1024 sends 4-packet
+messages; the scenarios on the vhost link run at path MTU 4096 or 2048
+(Ethernet MTU 4200, droce0 against rxe1)."""
 
 import ipaddress
 import re
@@ -12,6 +14,10 @@ from dataclasses import dataclass
 # IPv4-mapped one, 2 the configured IPv6 address (doc/verbs.md; rxe orders its
 # table the same way)
 GID_IP4, GID_IP6 = 1, 2
+
+# the links (link.py): droce's af_packet port and the peer's eth0 (rxe0) on a bridge at
+# MTU 1500, or droce's vhost port and the peer's eth1 (rxe1) at MTU 4200
+BRIDGE, VHOST = "bridge", "vhost"
 
 
 @dataclass
@@ -29,6 +35,8 @@ class Scenario:
     loss: float = 0.0  # share of RoCEv2 frames each end's transmit path drops
     droce_program: str = ""  # what droce's end runs instead of @program (droce-perf)
     expect_rnr: bool = False  # the receiver must send RNR NAKs (the capture shows them)
+    link: str = BRIDGE  # the link the cell runs on
+    pmtu: int = 1024  # the path MTU (READ requests take a PSN per response packet of it)
 
     @property
     def perftest(self):
@@ -147,6 +155,37 @@ SCENARIOS += [
              droce_program="droce-perf"),
     perftest("perf_write_lat", "write_lat", 64, 200,
              "droce-perf write_lat against ib_write_lat, inline", droce_program="droce-perf"),
+]
+
+# Path MTUs 4096 and 2048 over the vhost link: droce's port on DPDK's vhost PMD, the
+# peer's eth1 and rxe1, Ethernet MTU 4200 on both; both GID families. Counts and windows stay
+# small: the frames are four times larger and the peer under TCG no faster.
+SCENARIOS += [
+    pingpong("rc_4096", "rc", ["-s", "16384", "-m", "4096", "-c"], 20,
+             "RC SEND, 16 KiB over a 4 KiB path MTU (FIRST/MIDDLE/LAST)", link=VHOST,
+             pmtu=4096),
+    pingpong("rc_2048", "rc", ["-s", "8192", "-m", "2048", "-c"], 20,
+             "RC SEND, 8 KiB over a 2 KiB path MTU", link=VHOST, pmtu=2048),
+    pingpong("rc_4096_ipv6", "rc", ["-s", "4096", "-m", "4096", "-c"], 20,
+             "RC SEND_ONLY of a whole 4 KiB MTU over RoCEv2/IPv6 (GID index 2)",
+             gid=GID_IP6, link=VHOST, pmtu=4096),
+    pingpong("ud_4096", "ud", ["-s", "4096", "-c"], 20,
+             "UD SEND of a whole MTU (4096 bytes) with GRH", link=VHOST, pmtu=4096),
+    perftest("write_bw_4096", "write_bw", 65536, 100,
+             "RC RDMA WRITE, 64 KiB over a 4 KiB path MTU (perftest)",
+             ["-m", "4096"], link=VHOST, pmtu=4096),
+    perftest("send_bw_4096", "send_bw", 16384, 100,
+             "RC SEND bandwidth, 16 KiB over a 4 KiB path MTU (perftest)", ["-m", "4096"],
+             link=VHOST, pmtu=4096),
+    perftest("read_bw_4096", "read_bw", 65536, 100,
+             "RC RDMA READ, 64 KiB: 16-packet responses of 4 KiB (perftest)", ["-m", "4096"],
+             link=VHOST, pmtu=4096),
+    perftest("perf_write_bw_4096", "write_bw", 65536, 100,
+             "droce-perf write_bw against ib_write_bw, 64 KiB over a 4 KiB path MTU",
+             ["-m", "4096"], droce_program="droce-perf", link=VHOST, pmtu=4096),
+    perftest("perf_send_bw_4096", "send_bw", 16384, 100,
+             "droce-perf send_bw against ib_send_bw, 16 KiB over a 4 KiB path MTU",
+             ["-m", "4096"], droce_program="droce-perf", link=VHOST, pmtu=4096),
 ]
 
 # droce as server (the peer connects to the bridge's address, where droce's
