@@ -19,14 +19,13 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: droced [-c FILE] [options]\n"
-		"  -c, --config FILE       read FILE (key = value lines; doc/daemon.md)\n"
-		"  -s, --socket PATH       listen on PATH (default /run/droce/droced.sock)\n"
-		"  -d, --device DEV        a device, NAME:key=value,... (repeatable)\n"
-		"  -o, --set KEY=VALUE     any configuration key (repeatable)\n"
-		"  -h, --help              this text\n"
-		"Options apply after the file, in order.\n");
+	fprintf(f, "usage: droced [-c FILE] [options]\n"
+		   "  -c, --config FILE       read FILE (key = value lines; doc/daemon.md)\n"
+		   "  -s, --socket PATH       listen on PATH (default /run/droce/droced.sock)\n"
+		   "  -d, --device DEV        a device, NAME:key=value,... (repeatable)\n"
+		   "  -o, --set KEY=VALUE     any configuration key (repeatable)\n"
+		   "  -h, --help              this text\n"
+		   "Options apply after the file, in order.\n");
 }
 
 static int set_kv(struct droce_daemon_conf *c, const char *kv)

@@ -202,8 +202,8 @@ static int op_reg_mr(struct dclient *c, struct dreq *r)
 	const struct droce_dproto_reg_mr_req *q = (const void *)r->body;
 	struct droce_dproto_reg_mr_rep *p = (void *)r->rep;
 	struct ibv_pd *pd = lookup_ptr(c, q->pd, DOBJ_PD);
-	const unsigned int writes = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				    IBV_ACCESS_REMOTE_ATOMIC;
+	const unsigned int writes =
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
 	uint64_t align, map_off, delta;
 	struct stat st;
 	struct ibv_mr *mr;
@@ -573,7 +573,8 @@ bool dclient_serve(struct dclient *c)
 		r.rep_len = (size_t)droce_dproto_body_size(r.h.op, true);
 	r.h.status = status;
 	r.h.handle = status == 0 ? r.rep_handle : 0;
-	rc = droce_dproto_send(c->sock, &r.h, r.rep, r.rep_len, status == 0 && r.rep_fd >= 0 ? &r.rep_fd : NULL,
+	rc = droce_dproto_send(c->sock, &r.h, r.rep, r.rep_len,
+			       status == 0 && r.rep_fd >= 0 ? &r.rep_fd : NULL,
 			       status == 0 && r.rep_fd >= 0 ? 1 : 0);
 	/* OPEN's event ring descriptor is droced's to close; queue memfds are the objects' */
 	if (r.h.op == DPROTO_OPEN && r.rep_fd >= 0)

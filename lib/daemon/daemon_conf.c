@@ -138,8 +138,7 @@ static char *trim(char *s)
 	return s;
 }
 
-int droce_daemon_conf_load(struct droce_daemon_conf *c, const char *path, char *err,
-			   size_t errlen)
+int droce_daemon_conf_load(struct droce_daemon_conf *c, const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "re");
 	char line[1024], msg[256];

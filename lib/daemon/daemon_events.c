@@ -94,7 +94,8 @@ static void throttle(struct dclient *c, bool on)
 
 int devents_create(struct dclient *c)
 {
-	size_t len = droce_ring_mem_size(DROCE_DPROTO_EVENT_SLOTS, sizeof(struct droce_dproto_event));
+	size_t len =
+		droce_ring_mem_size(DROCE_DPROTO_EVENT_SLOTS, sizeof(struct droce_dproto_event));
 	int fd, rc;
 
 	len = (len + 4095) & ~(size_t)4095;

@@ -26,10 +26,10 @@ struct droce_daemon_conf {
 	unsigned int n_devices;
 	char device[DROCE_DAEMON_DEVICES_MAX][512]; /**< device: DROCE_DEVICES syntax, one each */
 	char eal_args[512];                         /**< eal: extra EAL arguments */
-	unsigned int memory_mb;                     /**< memory: EAL -m (MB), 0 for DPDK's default */
-	int idle_sleep_us;           /**< idle_sleep_us: engine back-off, -1 for the default */
-	unsigned int max_clients;    /**< max_clients: connections at once */
-	unsigned int max_objects;    /**< max_objects: objects per connection */
+	unsigned int memory_mb;   /**< memory: EAL -m (MB), 0 for DPDK's default */
+	int idle_sleep_us;        /**< idle_sleep_us: engine back-off, -1 for the default */
+	unsigned int max_clients; /**< max_clients: connections at once */
+	unsigned int max_objects; /**< max_objects: objects per connection */
 };
 
 /** The defaults (socket DROCE_DPROTO_SOCKET_DEFAULT, mode 0660, 64 clients, 65536 objects). */
@@ -40,8 +40,7 @@ int droce_daemon_conf_set(struct droce_daemon_conf *c, const char *key, const ch
 			  char *err, size_t errlen);
 
 /** Read a configuration file ('#' comments, blank lines). 0 or -errno with a message. */
-int droce_daemon_conf_load(struct droce_daemon_conf *c, const char *path, char *err,
-			   size_t errlen);
+int droce_daemon_conf_load(struct droce_daemon_conf *c, const char *path, char *err, size_t errlen);
 
 struct droce_daemon;
 

@@ -97,8 +97,8 @@ static void close_fds(const int *fds, unsigned int n)
 		close(fds[i]);
 }
 
-ssize_t droce_dproto_recv(int sock, struct droce_dproto_hdr *hdr, void *body, size_t cap,
-			  int *fds, unsigned int *nfds)
+ssize_t droce_dproto_recv(int sock, struct droce_dproto_hdr *hdr, void *body, size_t cap, int *fds,
+			  unsigned int *nfds)
 {
 	union {
 		struct cmsghdr h;

@@ -119,7 +119,7 @@ struct droce_dproto_port_rep {
 struct droce_dproto_reg_mr_req {
 	uint32_t pd;
 	uint32_t access;
-	uint64_t iova;     /**< the address the application registered */
+	uint64_t iova; /**< the address the application registered */
 	uint64_t length;
 	uint64_t file_off; /**< offset of byte iova in the file */
 };
@@ -211,7 +211,8 @@ struct droce_dproto_resolve_rep {
 };
 
 /** The largest message either side sends. */
-#define DROCE_DPROTO_MSG_MAX (sizeof(struct droce_dproto_hdr) + sizeof(struct droce_dproto_hello_rep))
+#define DROCE_DPROTO_MSG_MAX \
+	(sizeof(struct droce_dproto_hdr) + sizeof(struct droce_dproto_hello_rep))
 
 /** The body size of a request (@p reply false) or a reply of @p op; -1 for no such op. */
 ssize_t droce_dproto_body_size(uint32_t op, bool reply);
@@ -230,8 +231,8 @@ int droce_dproto_send(int sock, const struct droce_dproto_hdr *hdr, const void *
  * carried are closed), -errno otherwise. *@p nfds gives the room in @p fds
  * and returns the count received (close-on-exec).
  */
-ssize_t droce_dproto_recv(int sock, struct droce_dproto_hdr *hdr, void *body, size_t cap,
-			  int *fds, unsigned int *nfds);
+ssize_t droce_dproto_recv(int sock, struct droce_dproto_hdr *hdr, void *body, size_t cap, int *fds,
+			  unsigned int *nfds);
 
 /** The name of an operation, for logs. */
 const char *droce_dproto_op_name(uint32_t op);

@@ -127,7 +127,8 @@ static const struct counter table[] = {
 	   "packets dropped at once: nobody answered for their destination's address"),
 	QP(window_waits, NULL, NULL, "RC send passes held back by the send window"),
 	/* the port's own */
-	PORT(send_err, "send_err", NULL, "frames lost: the device was behind by a whole TX backlog"),
+	PORT(send_err, "send_err", NULL,
+	     "frames lost: the device was behind by a whole TX backlog"),
 	PORT(rx_not_roce, NULL, NULL, "frames received that are not RoCEv2 (ARP, ND, other)"),
 	PORT(rx_no_qp, NULL, NULL, "RoCEv2 packets for a QP the port does not have"),
 	PORT(neigh_requests, NULL, NULL, "ARP and neighbour solicitation requests sent"),

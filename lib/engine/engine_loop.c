@@ -201,7 +201,7 @@ void engine_env_init(struct engine *e, struct engine_port *p)
 		.arg = p,
 		.wheel = &e->wheel,
 		.tick_hz = rte_get_timer_hz(),
-		.send_window = p->conf.send_window == 0		 ? DROCE_ENGINE_WINDOW_DEFAULT
+		.send_window = p->conf.send_window == 0            ? DROCE_ENGINE_WINDOW_DEFAULT
 			       : p->conf.send_window == UINT32_MAX ? 0
 								   : p->conf.send_window,
 	};

@@ -81,8 +81,8 @@ struct droce_port {
 	struct rte_mempool *pool;
 	bool started;
 	bool configured; /**< set up, started or not: droce_port_try_start() can start it */
-	bool mtu_fixed; /**< the PMD has no MTU setting: the configured one applies */
-	bool probed;    /**< droce hot-plugged the device and removes it at close */
+	bool mtu_fixed;  /**< the PMD has no MTU setting: the configured one applies */
+	bool probed;     /**< droce hot-plugged the device and removes it at close */
 	char name[RTE_ETH_NAME_MAX_LEN];
 	struct droce_port_txq txq[DROCE_PORT_QUEUES_MAX];
 	struct droce_port_qstats qstats[DROCE_PORT_QUEUES_MAX];

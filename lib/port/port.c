@@ -263,7 +263,8 @@ uint16_t droce_port_tx_flush(struct droce_port *p, uint16_t q)
 		if (!droce_port_link_up(p)) {
 			s->tx_dropped += t->wait_tail - t->wait_head;
 			while (t->wait_tail != t->wait_head)
-				rte_pktmbuf_free(t->wait[t->wait_head++ & (DROCE_PORT_TX_BACKLOG - 1)]);
+				rte_pktmbuf_free(
+					t->wait[t->wait_head++ & (DROCE_PORT_TX_BACKLOG - 1)]);
 		}
 	}
 	return sent;
@@ -285,7 +286,8 @@ void droce_port_close(struct droce_port *p)
 			droce_port_tx_flush(p, q);
 			/* what the device never took goes back to the pool before it is freed */
 			while (t->wait_tail != t->wait_head)
-				rte_pktmbuf_free(t->wait[t->wait_head++ & (DROCE_PORT_TX_BACKLOG - 1)]);
+				rte_pktmbuf_free(
+					t->wait[t->wait_head++ & (DROCE_PORT_TX_BACKLOG - 1)]);
 		}
 		if (p->started)
 			rte_eth_dev_stop(p->port_id);

@@ -119,8 +119,7 @@ static int parse_kv(struct droce_port_cfg *p, char *kv, char *err, size_t errlen
 		} else {
 			rc = parse_u32(val, DROCE_ENGINE_WINDOW_MIN, 1u << 22, &p->window);
 		}
-	}
-	else if (strcmp(kv, "vdev") == 0) {
+	} else if (strcmp(kv, "vdev") == 0) {
 		rc = (size_t)snprintf(p->vdev, sizeof(p->vdev), "%s", val) < sizeof(p->vdev)
 			     ? 0
 			     : -EINVAL;

@@ -122,8 +122,10 @@ void droce_export_device(struct ibv_device *dev, struct droce_dproto_device *out
 		speed = d->port.speed_mbps; /* configured speeds win, as ibv_query_port() says */
 	out->link_up = up;
 	out->speed_mbps = speed;
-	out->n_ipv4 = d->port.n_ipv4 < DROCE_DPROTO_ADDR_MAX ? d->port.n_ipv4 : DROCE_DPROTO_ADDR_MAX;
+	out->n_ipv4 =
+		d->port.n_ipv4 < DROCE_DPROTO_ADDR_MAX ? d->port.n_ipv4 : DROCE_DPROTO_ADDR_MAX;
 	memcpy(out->ipv4, d->port.ipv4, sizeof(out->ipv4[0]) * out->n_ipv4);
-	out->n_ipv6 = d->port.n_ipv6 < DROCE_DPROTO_ADDR_MAX ? d->port.n_ipv6 : DROCE_DPROTO_ADDR_MAX;
+	out->n_ipv6 =
+		d->port.n_ipv6 < DROCE_DPROTO_ADDR_MAX ? d->port.n_ipv6 : DROCE_DPROTO_ADDR_MAX;
 	memcpy(out->ipv6, d->port.ipv6, sizeof(out->ipv6[0]) * out->n_ipv6);
 }

@@ -254,7 +254,8 @@ int droce_dealloc_mw(struct ibv_mw *ibmw)
 	int rc;
 
 	if (mw->remote_handle != 0) {
-		rc = droce_remote_destroy(ibmw->context, DPROTO_DEALLOC_MW, mw->remote_handle, NULL);
+		rc = droce_remote_destroy(ibmw->context, DPROTO_DEALLOC_MW, mw->remote_handle,
+					  NULL);
 		if (rc != 0)
 			return rc;
 		droce_pd_put(to_dpd(ibmw->pd));

@@ -130,7 +130,7 @@ struct droce_pd {
 	struct ibv_pd ibpd;
 	uint32_t id;
 	uint32_t remote_handle; /**< droced's handle of the PD, 0 when embedded */
-	uint32_t users; /**< MRs, MWs, QPs, SRQs, AHs made in it (atomic) */
+	uint32_t users;         /**< MRs, MWs, QPs, SRQs, AHs made in it (atomic) */
 };
 
 static inline void droce_pd_get(struct droce_pd *pd)

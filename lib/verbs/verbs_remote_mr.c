@@ -227,8 +227,7 @@ int droce_remote_reg_mr(struct droce_mr *mr, struct ibv_pd *pd, void *addr, size
 	if (length == 0 || (uintptr_t)addr + length < (uintptr_t)addr)
 		return EINVAL;
 	rc = find_backing((uintptr_t)addr, length, &b);
-	if (rc == -EINVAL && share_private_wanted() &&
-	    share_private((uintptr_t)addr, length) == 0)
+	if (rc == -EINVAL && share_private_wanted() && share_private((uintptr_t)addr, length) == 0)
 		rc = find_backing((uintptr_t)addr, length, &b);
 	fd = rc == 0 ? backing_fd(&b) : -1;
 	if (rc == 0 && fd < 0)
@@ -334,8 +333,8 @@ int droce_free_shared(void *addr, size_t length)
 		while (d != NULL && (e = readdir(d)) != NULL) {
 			long n = strtol(e->d_name, NULL, 10);
 
-			if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && n != fd && n != dirfd(d) &&
-			    same_file((int)n, &b))
+			if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && n != fd &&
+			    n != dirfd(d) && same_file((int)n, &b))
 				close((int)n);
 		}
 		if (d != NULL)

@@ -71,8 +71,8 @@ int droce_remote_cq_create(struct droce_cq *cq, const struct ibv_cq_init_attr_ex
 		cq->ring = (uint8_t *)cq->shm.addr + rep.shm.ring_off[0];
 		cq->ring_len = (size_t)rep.shm.ring_len[0];
 		rc = droce_ring_cons_attach(&cq->cons, cq->ring, cq->ring_len);
-		if (rc == 0 && (cq->cons.slot_size != sizeof(struct droce_cqe) ||
-				cq->cons.size < attr->cqe))
+		if (rc == 0 &&
+		    (cq->cons.slot_size != sizeof(struct droce_cqe) || cq->cons.size < attr->cqe))
 			rc = -EPROTO;
 	}
 	if (rc != 0) {
@@ -161,8 +161,8 @@ int droce_remote_qp_create(struct droce_qp *qp, const struct ibv_qp_init_attr_ex
 		qp->sq_len = (size_t)rep.shm.ring_len[0];
 		qp->sq_slot_size = rep.shm.slot_size[0];
 		rc = droce_ring_prod_attach(&qp->sq, qp->sq_ring, qp->sq_len);
-		if (rc == 0 && (qp->sq.slot_size != qp->sq_slot_size ||
-				qp->sq.size < rep.cap.max_send_wr))
+		if (rc == 0 &&
+		    (qp->sq.slot_size != qp->sq_slot_size || qp->sq.size < rep.cap.max_send_wr))
 			rc = -EPROTO;
 	}
 	if (rc == 0 && a->srq == NULL) {
@@ -170,17 +170,18 @@ int droce_remote_qp_create(struct droce_qp *qp, const struct ibv_qp_init_attr_ex
 		qp->rq_len = (size_t)rep.shm.ring_len[1];
 		qp->rq_slot_size = rep.shm.slot_size[1];
 		rc = droce_ring_prod_attach(&qp->rq, qp->rq_ring, qp->rq_len);
-		if (rc == 0 && (qp->rq.slot_size != qp->rq_slot_size ||
-				qp->rq.size < rep.cap.max_recv_wr))
+		if (rc == 0 &&
+		    (qp->rq.slot_size != qp->rq_slot_size || qp->rq.size < rep.cap.max_recv_wr))
 			rc = -EPROTO;
 	}
 	/* what the WQE encoders rely on: the slots hold what the caps promise */
-	if (rc == 0 && (qp->sq_slot_size < sizeof(struct droce_send_wqe) +
-						   rep.cap.max_send_sge * sizeof(struct droce_sge) ||
-			qp->sq_slot_size < sizeof(struct droce_send_wqe) + rep.cap.max_inline_data ||
-			(a->srq == NULL &&
-			 qp->rq_slot_size < sizeof(struct droce_recv_wqe) +
-						    rep.cap.max_recv_sge * sizeof(struct droce_sge))))
+	if (rc == 0 &&
+	    (qp->sq_slot_size < sizeof(struct droce_send_wqe) +
+					rep.cap.max_send_sge * sizeof(struct droce_sge) ||
+	     qp->sq_slot_size < sizeof(struct droce_send_wqe) + rep.cap.max_inline_data ||
+	     (a->srq == NULL &&
+	      qp->rq_slot_size < sizeof(struct droce_recv_wqe) +
+					 rep.cap.max_recv_sge * sizeof(struct droce_sge))))
 		rc = -EPROTO;
 	if (rc != 0) {
 		droce_shm_free(&qp->shm);

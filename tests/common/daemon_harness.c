@@ -116,7 +116,8 @@ int test_daemon_stop(struct test_daemon *t)
 		kill(t->pid, SIGTERM);
 		while (now_s() < until) {
 			if (waitpid(t->pid, &status, WNOHANG) == t->pid) {
-				rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+				rc = WIFEXITED(status) ? WEXITSTATUS(status)
+						       : 128 + WTERMSIG(status);
 				break;
 			}
 			usleep(10000);
@@ -185,14 +186,18 @@ int test_app_end_open(struct test_app_end *e, int index, enum ibv_qp_type type, 
 	struct ibv_device **list;
 	int n;
 	struct ibv_qp_init_attr ia = {
-		.cap = {.max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 2, .max_recv_sge = 2,
+		.cap = {.max_send_wr = 64,
+			.max_recv_wr = 64,
+			.max_send_sge = 2,
+			.max_recv_sge = 2,
 			.max_inline_data = 64},
 		.qp_type = type,
 	};
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT,
 				.port_num = 1,
 				.qkey = 0x11111111,
-				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+						   IBV_ACCESS_REMOTE_READ |
 						   IBV_ACCESS_REMOTE_ATOMIC};
 	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
 
@@ -276,8 +281,8 @@ int test_app_end_connect(struct test_app_end *e, const struct test_app_addr *pee
 	return ibv_modify_qp(e->qp, &a,
 			     IBV_QP_STATE | IBV_QP_SQ_PSN |
 				     (e->qp->qp_type == IBV_QPT_RC
-					      ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-							IBV_QP_MAX_QP_RD_ATOMIC
+					      ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+							IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC
 					      : 0));
 }
 

@@ -5,8 +5,8 @@
  * their droce ports joined by a memif link. A selection of the ring sweep:
  * every operation of RC, UC and UD at the sizes around the path MTU and
  * several MiB, at 1024 over IPv4 and 4096 over IPv6 (messages far larger than
- * the memif ring: a full ring makes the sender wait, it does not lose frames); completion statuses provoked (a remote
- * access error, a message too long, RNR retries exhausted, the peer's QP gone,
+ * the memif ring: a full ring makes the sender wait, it does not lose frames); completion statuses
+ * provoked (a remote access error, a message too long, RNR retries exhausted, the peer's QP gone,
  * the peer process gone); both processes' pools back where they started.
  *
  * DROCE_SWEEP_SLOW=1 (the slow suite): the other path MTUs and GID families, and

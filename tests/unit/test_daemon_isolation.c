@@ -72,10 +72,13 @@ static int connect_side(struct test_app_end *e, int side)
 static int post_write(struct test_app_end *e, uint32_t len)
 {
 	struct ibv_sge s = {.addr = (uintptr_t)e->buf, .length = len, .lkey = e->mr->lkey};
-	struct ibv_send_wr wr = {.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+	struct ibv_send_wr wr = {.sg_list = &s,
+				 .num_sge = 1,
+				 .opcode = IBV_WR_RDMA_WRITE,
 				 .send_flags = IBV_SEND_SIGNALED,
 				 .wr.rdma = {.remote_addr = meet->addr[1].addr,
-					     .rkey = meet->addr[1].rkey}}, *bad;
+					     .rkey = meet->addr[1].rkey}},
+			   *bad;
 
 	return ibv_post_send(e->qp, &wr, &bad);
 }
@@ -108,8 +111,11 @@ static int survivor(void *arg)
 {
 	struct test_app_end e;
 	struct ibv_sge s;
-	struct ibv_send_wr wr = {.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
-				 .send_flags = IBV_SEND_SIGNALED}, *bad;
+	struct ibv_send_wr wr = {.sg_list = &s,
+				 .num_sge = 1,
+				 .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED},
+			   *bad;
 	struct ibv_wc wc;
 
 	(void)arg;
@@ -176,16 +182,17 @@ Test(daemon_isolation, kill_9_mid_traffic_releases_everything_and_the_peer_error
 /* A fresh RC QP of @p e in RTS towards side 1's published address. */
 static struct ibv_qp *fresh_qp(struct test_app_end *e)
 {
-	struct ibv_qp_init_attr ia = {.send_cq = e->cq, .recv_cq = e->cq,
-				      .cap = {.max_send_wr = 16, .max_recv_wr = 16,
-					      .max_send_sge = 1, .max_recv_sge = 1},
-				      .qp_type = IBV_QPT_RC};
+	struct ibv_qp_init_attr ia = {
+		.send_cq = e->cq,
+		.recv_cq = e->cq,
+		.cap = {.max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1},
+		.qp_type = IBV_QPT_RC};
 	struct ibv_qp *old = e->qp, *qp = ibv_create_qp(e->pd, &ia);
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1};
 
-	if (qp == NULL ||
-	    ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					  IBV_QP_ACCESS_FLAGS) != 0)
+	if (qp == NULL || ibv_modify_qp(qp, &a,
+					IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+						IBV_QP_ACCESS_FLAGS) != 0)
 		return NULL;
 	e->qp = qp;
 	if (test_app_end_connect(e, &meet->addr[1]) != 0)
@@ -214,8 +221,11 @@ static int intruder(void *arg)
 	struct ibv_qp *qp;
 	struct ibv_wc wc;
 	struct ibv_sge s;
-	struct ibv_send_wr wr = {.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
-				 .send_flags = IBV_SEND_SIGNALED}, *bad;
+	struct ibv_send_wr wr = {.sg_list = &s,
+				 .num_sge = 1,
+				 .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED},
+			   *bad;
 
 	(void)arg;
 	if (test_app_end_open(&e, 0, IBV_QPT_RC, LEN) != 0)
@@ -264,8 +274,7 @@ static int intruder(void *arg)
 	{
 		void *priv = aligned_alloc(4096, 8192);
 
-		if (ibv_reg_mr(e.pd, priv, 8192, IBV_ACCESS_LOCAL_WRITE) != NULL ||
-		    errno != EINVAL)
+		if (ibv_reg_mr(e.pd, priv, 8192, IBV_ACCESS_LOCAL_WRITE) != NULL || errno != EINVAL)
 			FAIL(0, "private memory registered (errno %d)", errno);
 		free(priv);
 	}

@@ -27,10 +27,10 @@ struct meet {
 
 static struct meet *meet;
 
-#define FAIL(...)                                                     \
-	do {                                                          \
+#define FAIL(...)                                                    \
+	do {                                                         \
 		snprintf(meet->why, sizeof(meet->why), __VA_ARGS__); \
-		return 1;                                             \
+		return 1;                                            \
 	} while (0)
 
 static int flushed_app(void *arg)
@@ -44,8 +44,10 @@ static int flushed_app(void *arg)
 		FAIL("open");
 	for (int i = 0; i < 3; i++) {
 		struct ibv_sge s = {.addr = (uintptr_t)e.buf, .length = 1024, .lkey = e.mr->lkey};
-		struct ibv_recv_wr wr = {.wr_id = 100u + (unsigned int)i, .sg_list = &s,
-					 .num_sge = 1}, *bad;
+		struct ibv_recv_wr wr = {.wr_id = 100u + (unsigned int)i,
+					 .sg_list = &s,
+					 .num_sge = 1},
+				   *bad;
 
 		if (ibv_post_recv(e.qp, &wr, &bad) != 0)
 			FAIL("post_recv");

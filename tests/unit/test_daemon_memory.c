@@ -36,10 +36,10 @@ static void teardown(void)
 
 TestSuite(daemon_memory, .init = setup, .fini = teardown, .timeout = 90);
 
-#define FAIL(...)                                  \
-	do {                                       \
-		snprintf(why, 256, __VA_ARGS__);   \
-		return 1;                          \
+#define FAIL(...)                                \
+	do {                                     \
+		snprintf(why, 256, __VA_ARGS__); \
+		return 1;                        \
 	} while (0)
 
 /* Two ends in one application, end 0 connected to end 1 over droced's link. */
@@ -59,9 +59,12 @@ static int two_ends(struct test_app_end *e)
 static int write_into(struct test_app_end *e, struct ibv_mr *mr, uint8_t *dst, uint32_t len)
 {
 	struct ibv_sge s = {.addr = (uintptr_t)e[0].buf, .length = len, .lkey = e[0].mr->lkey};
-	struct ibv_send_wr wr = {.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+	struct ibv_send_wr wr = {.sg_list = &s,
+				 .num_sge = 1,
+				 .opcode = IBV_WR_RDMA_WRITE,
 				 .send_flags = IBV_SEND_SIGNALED,
-				 .wr.rdma = {.remote_addr = (uintptr_t)dst, .rkey = mr->rkey}}, *bad;
+				 .wr.rdma = {.remote_addr = (uintptr_t)dst, .rkey = mr->rkey}},
+			   *bad;
 	struct ibv_wc wc;
 
 	if (ibv_post_send(e[0].qp, &wr, &bad) != 0 || test_app_end_poll(&e[0], &wc) != 1)

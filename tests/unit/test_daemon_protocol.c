@@ -43,8 +43,8 @@ static int dial(void)
 }
 
 /* One request; returns the reply's status (-1 when the connection closed). */
-static int ask(int s, uint32_t op, uint32_t handle, const void *body, size_t len, int fd,
-	       void *rep, size_t rep_cap, uint32_t *handle_out)
+static int ask(int s, uint32_t op, uint32_t handle, const void *body, size_t len, int fd, void *rep,
+	       size_t rep_cap, uint32_t *handle_out)
 {
 	static uint32_t seq;
 	struct droce_dproto_hdr h = {.op = op, .seq = ++seq, .handle = handle};
@@ -203,16 +203,15 @@ static int memfd(size_t len, bool seal)
 
 Test(daemon_protocol, mr_files_must_be_sealed_and_long_enough)
 {
-	struct droce_dproto_reg_mr_req q = {.access = IBV_ACCESS_LOCAL_WRITE, .iova = 0x10000,
-					    .length = 8192};
+	struct droce_dproto_reg_mr_req q = {
+		.access = IBV_ACCESS_LOCAL_WRITE, .iova = 0x10000, .length = 8192};
 	struct droce_dproto_reg_mr_rep r;
 	int s = dial_open(), unsealed = memfd(8192, false), sealed = memfd(8192, true);
 	int tmp = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	uint32_t mr;
 
 	cr_assert_eq(ask(s, DPROTO_ALLOC_PD, 0, NULL, 0, -1, NULL, 0, &q.pd), 0);
-	cr_expect_eq(ask(s, DPROTO_REG_MR, 0, &q, sizeof(q), -1, NULL, 0, NULL), EINVAL,
-		     "no file");
+	cr_expect_eq(ask(s, DPROTO_REG_MR, 0, &q, sizeof(q), -1, NULL, 0, NULL), EINVAL, "no file");
 	cr_expect_eq(ask(s, DPROTO_REG_MR, 0, &q, sizeof(q), unsealed, NULL, 0, NULL), EINVAL,
 		     "a memfd that can shrink");
 	if (tmp >= 0) {

@@ -42,10 +42,10 @@ static void teardown(void)
 
 TestSuite(daemon_traffic, .init = setup, .fini = teardown, .timeout = 120);
 
-#define FAIL(side, ...)                                                        \
-	do {                                                                   \
+#define FAIL(side, ...)                                                          \
+	do {                                                                     \
 		snprintf(meet->why[side], sizeof(meet->why[side]), __VA_ARGS__); \
-		return 1;                                                      \
+		return 1;                                                        \
 	} while (0)
 
 /* Open, publish, wait for the peer, connect. */
@@ -78,8 +78,12 @@ static int post_one(struct test_app_end *e, enum ibv_wr_opcode op, size_t off, u
 		    const struct test_app_addr *peer, uint64_t roff)
 {
 	struct ibv_sge s = {.addr = (uintptr_t)e->buf + off, .length = len, .lkey = e->mr->lkey};
-	struct ibv_send_wr wr = {.wr_id = op, .sg_list = &s, .num_sge = 1, .opcode = op,
-				 .send_flags = IBV_SEND_SIGNALED}, *bad;
+	struct ibv_send_wr wr = {.wr_id = op,
+				 .sg_list = &s,
+				 .num_sge = 1,
+				 .opcode = op,
+				 .send_flags = IBV_SEND_SIGNALED},
+			   *bad;
 
 	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 		wr.wr.atomic.remote_addr = peer->addr + roff;
@@ -99,8 +103,8 @@ static int expect_wc(struct test_app_end *e, int side, enum ibv_wc_opcode op, ui
 	if (test_app_end_poll(e, &wc) != 1)
 		FAIL(side, "no completion for opcode %d", op);
 	if (wc.status != IBV_WC_SUCCESS || wc.opcode != op || (len != 0 && wc.byte_len != len))
-		FAIL(side, "completion: status %s opcode %d byte_len %u", ibv_wc_status_str(wc.status),
-		     wc.opcode, wc.byte_len);
+		FAIL(side, "completion: status %s opcode %d byte_len %u",
+		     ibv_wc_status_str(wc.status), wc.opcode, wc.byte_len);
 	return 0;
 }
 
@@ -191,8 +195,11 @@ static int ud_sender(void *arg)
 	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
 	struct ibv_ah *ah;
 	struct ibv_sge s;
-	struct ibv_send_wr wr = {.num_sge = 1, .sg_list = &s, .opcode = IBV_WR_SEND,
-				 .send_flags = IBV_SEND_SIGNALED}, *bad;
+	struct ibv_send_wr wr = {.num_sge = 1,
+				 .sg_list = &s,
+				 .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED},
+			   *bad;
 
 	(void)arg;
 	if (meet_connect(&e, 0, IBV_QPT_UD) != 0)
@@ -290,11 +297,13 @@ static int events_receiver(void *arg)
 	if (e.qp == NULL)
 		FAIL(1, "create_qp: %s", strerror(errno));
 	{
-		struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1,
+		struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT,
+					.port_num = 1,
 					.qp_access_flags = IBV_ACCESS_REMOTE_WRITE};
 
-		if (ibv_modify_qp(e.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-						    IBV_QP_ACCESS_FLAGS) != 0)
+		if (ibv_modify_qp(e.qp, &a,
+				  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					  IBV_QP_ACCESS_FLAGS) != 0)
 			FAIL(1, "init");
 	}
 	test_app_end_addr(&e, &meet->addr[1]);
@@ -302,8 +311,8 @@ static int events_receiver(void *arg)
 	if (!test_wait_word(&meet->ready[0], 1) || test_app_end_connect(&e, &meet->addr[0]) != 0)
 		FAIL(1, "connect");
 	for (int i = 0; i < 5; i++) {
-		struct ibv_sge s = {.addr = (uintptr_t)e.buf + i * 4096u, .length = 4096,
-				    .lkey = e.mr->lkey};
+		struct ibv_sge s = {
+			.addr = (uintptr_t)e.buf + i * 4096u, .length = 4096, .lkey = e.mr->lkey};
 		struct ibv_recv_wr wr = {.wr_id = (uint64_t)i, .sg_list = &s, .num_sge = 1}, *bad;
 
 		if (ibv_post_srq_recv(srq, &wr, &bad) != 0)
@@ -396,10 +405,10 @@ struct pair_arg {
 	int pair, side;
 };
 
-#define PFAIL(m, side, ...)                                              \
-	do {                                                             \
+#define PFAIL(m, side, ...)                                                    \
+	do {                                                                   \
 		snprintf((m)->why[side], sizeof((m)->why[side]), __VA_ARGS__); \
-		return 1;                                                \
+		return 1;                                                      \
 	} while (0)
 
 /* Side 0 WRITEs 64 x 16 KiB into side 1, each pair its own pattern; side 1 checks. */
@@ -423,13 +432,16 @@ static int pair_app(void *arg)
 	if (side == 0) {
 		for (int i = 0; i < 64; i++) {
 			struct ibv_sge s = {.addr = (uintptr_t)e.buf + (uint32_t)i * 16384u,
-					    .length = 16384, .lkey = e.mr->lkey};
-			struct ibv_send_wr wr = {.sg_list = &s, .num_sge = 1,
+					    .length = 16384,
+					    .lkey = e.mr->lkey};
+			struct ibv_send_wr wr = {.sg_list = &s,
+						 .num_sge = 1,
 						 .opcode = IBV_WR_RDMA_WRITE,
 						 .send_flags = IBV_SEND_SIGNALED,
 						 .wr.rdma = {.remote_addr = m->addr[1].addr +
 									    (uint32_t)i * 16384u,
-							     .rkey = m->addr[1].rkey}}, *bad;
+							     .rkey = m->addr[1].rkey}},
+					   *bad;
 			struct ibv_wc wc;
 
 			if (ibv_post_send(e.qp, &wr, &bad) != 0)
@@ -443,7 +455,8 @@ static int pair_app(void *arg)
 			PFAIL(m, side, "the writer did not finish");
 		for (size_t i = 0; i < 64u * 16384u; i++)
 			if (e.buf[i] != 0x10 + p->pair)
-				PFAIL(m, side, "byte %zu is %#x, not pair %d's", i, e.buf[i], p->pair);
+				PFAIL(m, side, "byte %zu is %#x, not pair %d's", i, e.buf[i],
+				      p->pair);
 	}
 	__atomic_store_n(&m->done[side], 2, __ATOMIC_RELEASE);
 	if (!test_wait_word(&m->done[!side], 2))

@@ -275,8 +275,9 @@ Test(transport_uc, a_local_error_stops_the_send_queue_only)
 	post_recv(&b, 30, 0, 4096);
 	fill(a.buf, 3 * PMTU, 4);
 	cr_assert_eq(post_wr(&a, 4,
-			     &(struct wr_args){
-				     .op = IBV_WR_SEND, .len = 3 * PMTU, .flags = IBV_SEND_SIGNALED}),
+			     &(struct wr_args){.op = IBV_WR_SEND,
+					       .len = 3 * PMTU,
+					       .flags = IBV_SEND_SIGNALED}),
 		     0);
 	pump();
 	cr_expect_eq(wc_of(&a, 4).status, IBV_WC_SUCCESS);
