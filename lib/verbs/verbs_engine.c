@@ -77,9 +77,12 @@ int droce_engine_qp_error(struct ibv_qp *ibqp, enum ibv_qp_state state, enum ibv
 
 	if (state != IBV_QPS_SQE && state != IBV_QPS_ERR)
 		return -EINVAL;
-	gen = __atomic_load_n(&qp->ctl->gen, __ATOMIC_ACQUIRE);
+	gen = __atomic_load_n(&qp->gen_own, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&qp->err_state_own, state, __ATOMIC_RELAXED);
+	/* pairs with the acquire load of err_gen_own in droce_qp_state() */
+	__atomic_store_n(&qp->err_gen_own, gen, __ATOMIC_RELEASE);
+	/* the shared copies, for an application of droced */
 	__atomic_store_n(&qp->ctl->err_state, state, __ATOMIC_RELAXED);
-	/* pairs with the acquire load of err_gen in droce_qp_state() */
 	__atomic_store_n(&qp->ctl->err_gen, gen, __ATOMIC_RELEASE);
 	if (event != 0) {
 		struct ibv_async_event ev = {.element.qp = ibqp, .event_type = event};
@@ -92,7 +95,7 @@ int droce_engine_qp_error(struct ibv_qp *ibqp, enum ibv_qp_state state, enum ibv
 int droce_engine_qp_drained(struct ibv_qp *ibqp, bool notify)
 {
 	struct droce_qp *qp = to_dqp(ibqp);
-	uint32_t gen = __atomic_load_n(&qp->ctl->gen, __ATOMIC_ACQUIRE);
+	uint32_t gen = __atomic_load_n(&qp->gen_own, __ATOMIC_ACQUIRE);
 
 	/* pairs with the acquire load in ibv_query_qp(): sq_draining ends */
 	__atomic_store_n(&qp->ctl->drained_gen, gen, __ATOMIC_RELEASE);

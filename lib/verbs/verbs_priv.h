@@ -324,6 +324,14 @@ struct droce_qp {
 	/* droced: whether the application behind the QP may set controlled Q_Keys;
 	 * -1 until set, and then the process's own privilege counts */
 	int8_t privileged;
+	/*
+	 * The state as the process running the engine knows it, out of the application's
+	 * reach in droced (the control words are shared with it and may be forged): the
+	 * same protocol as state/gen and err_state/err_gen of struct droce_qp_ctl, whose
+	 * copies the control path and the engine write too. Unused by an application of
+	 * droced (remote_handle != 0), which reads the control words droced writes.
+	 */
+	uint32_t state_own, gen_own, err_state_own, err_gen_own;
 };
 
 static inline struct droce_qp *to_dqp(struct ibv_qp *qp)
@@ -334,7 +342,17 @@ static inline struct droce_qp *to_dqp(struct ibv_qp *qp)
 /** The state that governs posting: the engine's error state wins while current. */
 static inline enum ibv_qp_state droce_qp_state(const struct droce_qp *qp)
 {
-	uint32_t gen = __atomic_load_n(&qp->ctl->gen, __ATOMIC_ACQUIRE);
+	uint32_t gen;
+
+	if (qp->remote_handle == 0) {
+		/* the engine's process: its own copies, never the shared words */
+		gen = __atomic_load_n(&qp->gen_own, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&qp->err_gen_own, __ATOMIC_ACQUIRE) == gen && gen != 0)
+			return (enum ibv_qp_state)__atomic_load_n(&qp->err_state_own,
+								  __ATOMIC_RELAXED);
+		return (enum ibv_qp_state)__atomic_load_n(&qp->state_own, __ATOMIC_RELAXED);
+	}
+	gen = __atomic_load_n(&qp->ctl->gen, __ATOMIC_ACQUIRE);
 
 	/* pairs with the engine's release store of err_gen after err_state */
 	if (__atomic_load_n(&qp->ctl->err_gen, __ATOMIC_ACQUIRE) == gen && gen != 0)
@@ -472,9 +490,22 @@ struct droce_remote {
 	pthread_mutex_t lock; /* one request on the socket at a time */
 	struct droce_shm events;
 	struct droce_ring_cons ev; /* async events droced produces */
-	/* handle -> object, for the events; kind checked by the event type */
-	void **objs;
+	/* handle -> object, for the events; the kind is checked against the event's */
+	struct droce_remote_obj *objs;
 	uint32_t n_objs;
+};
+
+/** What a handle names, for droced's events. */
+enum droce_remote_kind {
+	DROCE_REMOTE_NONE = 0,
+	DROCE_REMOTE_CQ,
+	DROCE_REMOTE_SRQ,
+	DROCE_REMOTE_QP,
+};
+
+struct droce_remote_obj {
+	void *obj;
+	enum droce_remote_kind kind;
 };
 
 /** DROCE_DAEMON names droced's socket: devices are droced's, objects live there. */
@@ -494,8 +525,9 @@ int droce_remote_call(struct droce_context *c, uint32_t op, uint32_t handle, con
 		      int *fd_out);
 /** Map a queue's memory droced sent (@p fd is consumed). 0 or -errno. */
 int droce_remote_map(int fd, const struct droce_dproto_shm *s, struct droce_shm *m);
-/** Let events name @p obj by @p handle (NULL forgets it). */
-void droce_remote_bind(struct droce_context *c, uint32_t handle, void *obj);
+/** Let events name @p obj, of @p kind, by @p handle (DROCE_REMOTE_NONE forgets it). */
+void droce_remote_bind(struct droce_context *c, uint32_t handle, void *obj,
+		       enum droce_remote_kind kind);
 /** Move the events droced published into the context's queue. */
 void droce_remote_async_pull(struct droce_context *c);
 /** The port as droced runs it: false when droced cannot say. */

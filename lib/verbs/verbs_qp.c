@@ -15,6 +15,17 @@
 /* QPNs 0 and 1 are the special QPs (SMI, GSI); droce hands out from 0x11 as Linux does. */
 static uint32_t next_qpn = 0x11;
 
+/* The next QPN, wrapping past 2^24 - 1 (the multicast QPN) back to 0x11: never 0 or 1. */
+static uint32_t qpn_next(void)
+{
+	for (;;) {
+		uint32_t n = __atomic_fetch_add(&next_qpn, 1, __ATOMIC_RELAXED) & 0xffffff;
+
+		if (n >= 0x11 && n != 0xffffff)
+			return n;
+	}
+}
+
 static uint32_t round_up(uint32_t n, uint32_t to)
 {
 	return (n + to - 1) / to * to;
@@ -165,8 +176,9 @@ struct ibv_qp *droce_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 	pthread_mutex_init(&ib->mutex, NULL);
 	pthread_cond_init(&ib->cond, NULL);
 	if (qp->remote_handle == 0) {
-		ib->qp_num = __atomic_fetch_add(&next_qpn, 1, __ATOMIC_RELAXED) & 0xffffff;
+		ib->qp_num = qpn_next();
 		qp->ctl->state = IBV_QPS_RESET;
+		qp->state_own = IBV_QPS_RESET;
 	} /* else droced numbered it and wrote its control words */
 	ib->handle = ib->qp_num;
 	qp->attr.qp_state = IBV_QPS_RESET;
@@ -330,9 +342,12 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 		qp->attr.qp_state = next;
 		qp->attr.cur_qp_state = next;
 		ibqp->state = next;
+		__atomic_store_n(&qp->state_own, next, __ATOMIC_RELAXED);
+		/* pairs with the acquire load of gen_own in droce_qp_state() and the engine */
+		__atomic_store_n(&qp->gen_own, qp->gen_own + 1, __ATOMIC_RELEASE);
+		/* the shared copies, for an application of droced */
 		__atomic_store_n(&qp->ctl->state, next, __ATOMIC_RELAXED);
-		/* pairs with the acquire load of gen in droce_qp_state() and the engine */
-		__atomic_store_n(&qp->ctl->gen, qp->ctl->gen + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&qp->ctl->gen, qp->gen_own, __ATOMIC_RELEASE);
 		droce_embedded_qp_modify(qp, attr, attr_mask, next);
 		if (next == IBV_QPS_RESET && qp->in_engine)
 			qp_rings_reset(qp, false); /* the engine emptied them: attach again */

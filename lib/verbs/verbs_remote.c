@@ -86,6 +86,9 @@ static int call_sock(int sock, uint32_t *seq, uint32_t op, uint32_t handle, cons
 		rc = h.status;
 	else if ((size_t)n != rep_len || nfds > (fd_out != NULL ? 1u : 0u))
 		rc = EPROTO;
+	/* a reply that creates must name what it created: 0 is no handle */
+	if (rc == 0 && handle_out != NULL && h.handle == 0)
+		rc = EPROTO;
 	if (rc == 0) {
 		memcpy(rep, body, rep_len);
 		if (handle_out != NULL)
@@ -250,16 +253,17 @@ int droce_remote_map(int fd, const struct droce_dproto_shm *s, struct droce_shm 
 	return 0;
 }
 
-void droce_remote_bind(struct droce_context *c, uint32_t handle, void *obj)
+void droce_remote_bind(struct droce_context *c, uint32_t handle, void *obj,
+		       enum droce_remote_kind kind)
 {
 	struct droce_remote *r = c->remote;
 
 	if (r == NULL || handle == 0)
 		return;
 	pthread_mutex_lock(&c->async_lock);
-	if (handle >= r->n_objs && obj != NULL) {
+	if (handle >= r->n_objs && kind != DROCE_REMOTE_NONE) {
 		uint32_t n = r->n_objs ? r->n_objs : 64;
-		void **v;
+		struct droce_remote_obj *v;
 
 		while (n <= handle)
 			n *= 2;
@@ -271,20 +275,29 @@ void droce_remote_bind(struct droce_context *c, uint32_t handle, void *obj)
 		}
 	}
 	if (handle < r->n_objs)
-		r->objs[handle] = obj;
+		r->objs[handle] = (struct droce_remote_obj){.obj = obj, .kind = kind};
 	pthread_mutex_unlock(&c->async_lock);
 }
 
-/* The object an event of droced names, under async_lock; NULL when it is gone. */
+/* The object of @p kind behind @p handle, NULL when gone or of another kind. */
+static void *remote_obj(const struct droce_remote *r, uint32_t handle, enum droce_remote_kind kind)
+{
+	if (handle >= r->n_objs || r->objs[handle].kind != kind)
+		return NULL;
+	return r->objs[handle].obj;
+}
+
+/* The object an event of droced names, under async_lock; false when it is gone. */
 static bool event_element(struct droce_remote *r, const struct droce_dproto_event *e,
 			  struct ibv_async_event *ev)
 {
-	void *obj = e->handle < r->n_objs ? r->objs[e->handle] : NULL;
+	void *obj;
 
 	memset(ev, 0, sizeof(*ev));
 	ev->event_type = (enum ibv_event_type)e->event_type;
 	switch (ev->event_type) {
 	case IBV_EVENT_CQ_ERR:
+		obj = remote_obj(r, e->handle, DROCE_REMOTE_CQ);
 		if (obj == NULL)
 			return false;
 		ev->element.cq = droce_cq_ibcq(obj);
@@ -297,12 +310,14 @@ static bool event_element(struct droce_remote *r, const struct droce_dproto_even
 	case IBV_EVENT_PATH_MIG:
 	case IBV_EVENT_PATH_MIG_ERR:
 	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		obj = remote_obj(r, e->handle, DROCE_REMOTE_QP);
 		if (obj == NULL)
 			return false;
 		ev->element.qp = &((struct droce_qp *)obj)->qpx.qp_base;
 		return true;
 	case IBV_EVENT_SRQ_ERR:
 	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		obj = remote_obj(r, e->handle, DROCE_REMOTE_SRQ);
 		if (obj == NULL)
 			return false;
 		ev->element.srq = &((struct droce_srq *)obj)->ibsrq;

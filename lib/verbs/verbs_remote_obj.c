@@ -32,7 +32,7 @@ int droce_remote_destroy(struct ibv_context *context, uint32_t op, uint32_t hand
 	if (rc == EPIPE)
 		rc = 0;
 	if (rc == 0 && obj != NULL)
-		droce_remote_bind(c, handle, NULL);
+		droce_remote_bind(c, handle, NULL, DROCE_REMOTE_NONE);
 	return rc;
 }
 
@@ -84,7 +84,7 @@ int droce_remote_cq_create(struct droce_cq *cq, const struct ibv_cq_init_attr_ex
 	cq->ibcq.cqe = (int)cq->cons.size;
 	cq->engine_id = -1;
 	cq->notify_taken = __atomic_load_n(&cq->ctl->notify_count, __ATOMIC_ACQUIRE);
-	droce_remote_bind(c, cq->remote_handle, cq);
+	droce_remote_bind(c, cq->remote_handle, cq, DROCE_REMOTE_CQ);
 	return 0;
 }
 
@@ -126,7 +126,7 @@ int droce_remote_srq_create(struct droce_srq *srq, struct ibv_pd *pd, struct ibv
 	srq->max_wr = rep.max_wr;
 	srq->max_sge = rep.max_sge;
 	srq->engine_id = -1;
-	droce_remote_bind(c, srq->remote_handle, srq);
+	droce_remote_bind(c, srq->remote_handle, srq, DROCE_REMOTE_SRQ);
 	return 0;
 }
 
@@ -191,7 +191,7 @@ int droce_remote_qp_create(struct droce_qp *qp, const struct ibv_qp_init_attr_ex
 	}
 	qp->cap = rep.cap;
 	ib->qp_num = rep.qpn;
-	droce_remote_bind(c, qp->remote_handle, qp);
+	droce_remote_bind(c, qp->remote_handle, qp, DROCE_REMOTE_QP);
 	return 0;
 }
 

@@ -270,7 +270,26 @@ static int intruder(void *arg)
 		FAIL(0, "another application's lkey: %s, not LOC_PROT_ERR",
 		     ibv_wc_status_str(wc.status));
 	ibv_destroy_qp(qp);
-	/* 4. memory droced cannot map: EINVAL */
+	/* 4. forged control words: droced checks a modify against the state it knows */
+	{
+		struct ibv_qp_init_attr ia = {.send_cq = e.cq, .recv_cq = e.cq,
+					      .cap = {.max_send_wr = 4, .max_recv_wr = 4,
+						      .max_send_sge = 1, .max_recv_sge = 1},
+					      .qp_type = IBV_QPT_RC};
+		struct ibv_qp_attr init = {.qp_state = IBV_QPS_INIT};
+
+		qp = ibv_create_qp(e.pd, &ia);
+		if (qp == NULL)
+			FAIL(0, "create_qp");
+		/* RESET, but the shared words say INIT: INIT -> INIT needs no attribute,
+		 * RESET -> INIT needs the port, P_Key index and access flags */
+		__atomic_store_n(&to_dqp(qp)->ctl->state, IBV_QPS_INIT, __ATOMIC_RELAXED);
+		__atomic_store_n(&to_dqp(qp)->ctl->gen, 77, __ATOMIC_RELEASE);
+		if (ibv_modify_qp(qp, &init, IBV_QP_STATE) != EINVAL)
+			FAIL(0, "droced took RESET -> INIT without attributes on forged words");
+		ibv_destroy_qp(qp);
+	}
+	/* 5. memory droced cannot map: EINVAL */
 	{
 		void *priv = aligned_alloc(4096, 8192);
 
