@@ -62,7 +62,8 @@ static uint32_t handle_new(struct dclient *c)
 {
 	uint32_t h;
 
-	if (c->live >= c->d->conf.max_objects)
+	/* a connection's share, and all of droced's: no one application takes every mapping */
+	if (c->live >= c->d->conf.max_objects || c->d->live_objects >= c->d->conf.max_objects_total)
 		return 0;
 	for (h = 1; h < c->n_objs; h++)
 		if (c->objs[h].kind == DOBJ_FREE)
@@ -86,6 +87,7 @@ static uint32_t handle_set(struct dclient *c, uint32_t h, enum dobj_kind kind, v
 	c->objs[h].kind = kind;
 	c->objs[h].ptr = ptr;
 	c->live++;
+	c->d->live_objects++;
 	return h;
 }
 
@@ -93,6 +95,7 @@ static void handle_free(struct dclient *c, uint32_t h)
 {
 	memset(&c->objs[h], 0, sizeof(c->objs[h]));
 	c->live--;
+	c->d->live_objects--;
 }
 
 /* ------------------------------------------------------------------ requests */

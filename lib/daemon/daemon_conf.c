@@ -17,7 +17,8 @@ void droce_daemon_conf_init(struct droce_daemon_conf *c)
 	c->socket_gid = (gid_t)-1;
 	c->idle_sleep_us = -1;
 	c->max_clients = 64;
-	c->max_objects = 65536;
+	c->max_objects = 4096;
+	c->max_objects_total = 32768;
 }
 
 static int set_str(char *dst, size_t cap, const char *key, const char *value, char *err,
@@ -110,16 +111,19 @@ int droce_daemon_conf_set(struct droce_daemon_conf *c, const char *key, const ch
 			c->idle_sleep_us = (int)v;
 		return rc;
 	}
-	if (strcmp(key, "max_clients") == 0 || strcmp(key, "max_objects") == 0) {
+	if (strcmp(key, "max_clients") == 0 || strcmp(key, "max_objects") == 0 ||
+	    strcmp(key, "max_objects_total") == 0) {
 		rc = set_uint(&v, 1u << 24, 10, key, value, err, errlen);
 		if (rc == 0 && v == 0) {
 			snprintf(err, errlen, "%s: must be at least 1", key);
 			rc = -EINVAL;
 		}
-		if (rc == 0 && key[4] == 'c')
+		if (rc == 0 && strcmp(key, "max_clients") == 0)
 			c->max_clients = (unsigned int)v;
-		else if (rc == 0)
+		else if (rc == 0 && strcmp(key, "max_objects") == 0)
 			c->max_objects = (unsigned int)v;
+		else if (rc == 0)
+			c->max_objects_total = (unsigned int)v;
 		return rc;
 	}
 	snprintf(err, errlen, "unknown key '%s'", key);

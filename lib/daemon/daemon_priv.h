@@ -72,6 +72,7 @@ struct droce_daemon {
 	struct ibv_context **root; /* one per device: keeps the engine's ports open */
 	struct dclient *clients;
 	unsigned int n_clients, next_id, throttled;
+	unsigned int live_objects; /* objects of every connection (max_objects_total) */
 	timer_t guard; /* interrupts a write to an application's eventfd that would block */
 	bool guard_ok;
 };

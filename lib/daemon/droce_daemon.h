@@ -26,13 +26,18 @@ struct droce_daemon_conf {
 	unsigned int n_devices;
 	char device[DROCE_DAEMON_DEVICES_MAX][512]; /**< device: DROCE_DEVICES syntax, one each */
 	char eal_args[512];                         /**< eal: extra EAL arguments */
-	unsigned int memory_mb;   /**< memory: EAL -m (MB), 0 for DPDK's default */
-	int idle_sleep_us;        /**< idle_sleep_us: engine back-off, -1 for the default */
-	unsigned int max_clients; /**< max_clients: connections at once */
-	unsigned int max_objects; /**< max_objects: objects per connection */
+	unsigned int memory_mb;         /**< memory: EAL -m (MB), 0 for DPDK's default */
+	int idle_sleep_us;              /**< idle_sleep_us: engine back-off, -1 for the default */
+	unsigned int max_clients;       /**< max_clients: connections at once */
+	unsigned int max_objects;       /**< max_objects: objects per connection */
+	unsigned int max_objects_total; /**< max_objects_total: objects of all connections */
 };
 
-/** The defaults (socket DROCE_DPROTO_SOCKET_DEFAULT, mode 0660, 64 clients, 65536 objects). */
+/**
+ * The defaults: socket DROCE_DPROTO_SOCKET_DEFAULT, mode 0660, 64 clients, 4096 objects a
+ * connection, 32768 in all (every MR and queue is a mapping in droced, and the kernel's
+ * vm.max_map_count, 65530 by default, bounds them all).
+ */
 void droce_daemon_conf_init(struct droce_daemon_conf *c);
 
 /** Set one key. 0, or -EINVAL with a message in @p err. */

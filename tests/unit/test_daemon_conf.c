@@ -26,7 +26,8 @@ Test(daemon_conf, defaults)
 	cr_expect_eq(c.socket_mode, 0660);
 	cr_expect_eq(c.socket_gid, (gid_t)-1);
 	cr_expect_eq(c.max_clients, 64u);
-	cr_expect_eq(c.max_objects, 65536u);
+	cr_expect_eq(c.max_objects, 4096u);
+	cr_expect_eq(c.max_objects_total, 32768u);
 	cr_expect_eq(c.idle_sleep_us, -1);
 	cr_expect_eq(c.n_devices, 0u);
 }
@@ -44,6 +45,7 @@ Test(daemon_conf, every_key_sets_its_field)
 	cr_assert_eq(droce_daemon_conf_set(&c, "idle_sleep_us", "0", err, sizeof(err)), 0);
 	cr_assert_eq(droce_daemon_conf_set(&c, "max_clients", "3", err, sizeof(err)), 0);
 	cr_assert_eq(droce_daemon_conf_set(&c, "max_objects", "100", err, sizeof(err)), 0);
+	cr_assert_eq(droce_daemon_conf_set(&c, "max_objects_total", "1000", err, sizeof(err)), 0);
 	cr_expect_str_eq(c.socket_path, "/tmp/x.sock");
 	cr_expect_eq(c.socket_mode, 0600);
 	cr_expect_eq(c.socket_gid, 0u);
@@ -54,6 +56,7 @@ Test(daemon_conf, every_key_sets_its_field)
 	cr_expect_eq(c.idle_sleep_us, 0);
 	cr_expect_eq(c.max_clients, 3u);
 	cr_expect_eq(c.max_objects, 100u);
+	cr_expect_eq(c.max_objects_total, 1000u);
 }
 
 Test(daemon_conf, bad_values_are_refused_with_a_message)
@@ -70,6 +73,7 @@ Test(daemon_conf, bad_values_are_refused_with_a_message)
 		{"idle_sleep_us", "2000000"},
 		{"max_clients", "0"},
 		{"max_objects", "99999999999"},
+		{"max_objects_total", "0"},
 		{"colour", "blue"},
 	};
 

@@ -272,9 +272,12 @@ static int intruder(void *arg)
 	ibv_destroy_qp(qp);
 	/* 4. forged control words: droced checks a modify against the state it knows */
 	{
-		struct ibv_qp_init_attr ia = {.send_cq = e.cq, .recv_cq = e.cq,
-					      .cap = {.max_send_wr = 4, .max_recv_wr = 4,
-						      .max_send_sge = 1, .max_recv_sge = 1},
+		struct ibv_qp_init_attr ia = {.send_cq = e.cq,
+					      .recv_cq = e.cq,
+					      .cap = {.max_send_wr = 4,
+						      .max_recv_wr = 4,
+						      .max_send_sge = 1,
+						      .max_recv_sge = 1},
 					      .qp_type = IBV_QPT_RC};
 		struct ibv_qp_attr init = {.qp_state = IBV_QPS_INIT};
 

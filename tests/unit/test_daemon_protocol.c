@@ -189,6 +189,30 @@ Test(daemon_protocol, a_connection_has_max_objects)
 	still_serves();
 }
 
+/* A droced of its own: with max_objects_total=12, two connections share 12. */
+TestSuite(daemon_protocol_total, .fini = teardown, .timeout = 60);
+
+Test(daemon_protocol_total, droced_has_max_objects_total)
+{
+	int a, b, made = 0;
+
+	test_daemon_start(&daemon_,
+			  (const char *const[]){"-o", "max_objects=8", "-o", "max_objects_total=12",
+						NULL});
+	a = dial_open();
+	b = dial_open();
+	for (int i = 0; i < 10; i++)
+		if (ask(a, DPROTO_ALLOC_PD, 0, NULL, 0, -1, NULL, 0, NULL) == 0)
+			made++;
+	for (int i = 0; i < 10; i++)
+		if (ask(b, DPROTO_ALLOC_PD, 0, NULL, 0, -1, NULL, 0, NULL) == 0)
+			made++;
+	cr_expect_eq(made, 12, "8 for the first, the 4 left of 12 for the second");
+	close(a);
+	close(b);
+	still_serves();
+}
+
 /* A memfd of @p len bytes, sealed against shrinking when @p seal. */
 static int memfd(size_t len, bool seal)
 {

@@ -45,7 +45,7 @@ static void teardown(void)
 		     test_daemon_log(&daemon_));
 }
 
-TestSuite(daemon_review, .init = setup, .fini = teardown, .timeout = 150);
+TestSuite(daemon_hostile, .init = setup, .fini = teardown, .timeout = 150);
 
 #define FAIL(side, ...)                                                          \
 	do {                                                                     \
@@ -169,7 +169,7 @@ static int channel_filler(void *arg)
 	return 0; /* droced releases the rest */
 }
 
-Test(daemon_review, a_full_completion_channel_does_not_stop_the_engine)
+Test(daemon_hostile, a_full_completion_channel_does_not_stop_the_engine)
 {
 	abuser_and_bystander(channel_filler);
 }
@@ -205,7 +205,7 @@ static int async_filler(void *arg)
 	return 0;
 }
 
-Test(daemon_review, a_full_async_eventfd_does_not_stop_droced)
+Test(daemon_hostile, a_full_async_eventfd_does_not_stop_droced)
 {
 	abuser_and_bystander(async_filler);
 	cr_expect_not_null(
@@ -310,7 +310,7 @@ static int ring_breaker(void *arg)
 	return 0;
 }
 
-Test(daemon_review, a_broken_event_ring_does_not_keep_droced_busy)
+Test(daemon_hostile, a_broken_event_ring_does_not_keep_droced_busy)
 {
 	unsigned long long used = ticks_while(test_app_start(&daemon_, ring_breaker, NULL));
 	long hz = sysconf(_SC_CLK_TCK);
@@ -320,7 +320,7 @@ Test(daemon_review, a_broken_event_ring_does_not_keep_droced_busy)
 		     2 * hz);
 }
 
-Test(daemon_review, an_unread_event_ring_does_not_keep_droced_busy)
+Test(daemon_hostile, an_unread_event_ring_does_not_keep_droced_busy)
 {
 	unsigned long long used = ticks_while(test_app_start(&daemon_, event_flooder, NULL));
 	long hz = sysconf(_SC_CLK_TCK);
@@ -344,7 +344,7 @@ static void setup_few_fds(void)
 	test_daemon_start(&daemon_, NULL);
 }
 
-TestSuite(daemon_review_fds, .init = setup_few_fds, .fini = teardown, .timeout = 150);
+TestSuite(daemon_hostile_fds, .init = setup_few_fds, .fini = teardown, .timeout = 150);
 
 /* CQs until droced has no descriptor left for another (each holds its memfd there). */
 static int fd_eater(void *arg)
@@ -366,7 +366,7 @@ static int fd_eater(void *arg)
 }
 
 /* A connection droced has no descriptor to accept: it must not keep droced's loop busy. */
-Test(daemon_review_fds, a_connection_droced_cannot_accept_does_not_keep_it_busy)
+Test(daemon_hostile_fds, a_connection_droced_cannot_accept_does_not_keep_it_busy)
 {
 	pid_t a = test_app_start(&daemon_, fd_eater, NULL);
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
@@ -481,7 +481,7 @@ static int header_rewriter(void *arg)
 	return 0;
 }
 
-Test(daemon_review, a_ring_header_rewritten_at_reset_does_not_reach_the_engine)
+Test(daemon_hostile, a_ring_header_rewritten_at_reset_does_not_reach_the_engine)
 {
 	pid_t a = test_app_start(&daemon_, header_rewriter, NULL);
 	int status;
@@ -501,7 +501,7 @@ Test(daemon_review, a_ring_header_rewritten_at_reset_does_not_reach_the_engine)
 
 /* ------------------------------------------------------------ droced's options */
 
-TestSuite(daemon_review_options, .timeout = 30);
+TestSuite(daemon_hostile_options, .timeout = 30);
 
 /* droced's exit status with @p a1 and @p a2 as its arguments (no device: it never starts). */
 static int droced_status(const char *a1, const char *a2)
@@ -525,9 +525,9 @@ static int droced_status(const char *a1, const char *a2)
 }
 
 /* Every spelling getopt accepts for -c reads the file: an unknown key in it is status 2. */
-Test(daemon_review_options, every_spelling_of_config_reads_the_file)
+Test(daemon_hostile_options, every_spelling_of_config_reads_the_file)
 {
-	char path[] = "/tmp/droced-review-conf-XXXXXX", opt[64];
+	char path[] = "/tmp/droced-conf-XXXXXX", opt[64];
 	int fd = mkstemp(path);
 
 	cr_assert_geq(fd, 0);
