@@ -196,9 +196,8 @@ Test(daemon_protocol_total, droced_has_max_objects_total)
 {
 	int a, b, made = 0;
 
-	test_daemon_start(&daemon_,
-			  (const char *const[]){"-o", "max_objects=8", "-o", "max_objects_total=12",
-						NULL});
+	test_daemon_start(&daemon_, (const char *const[]){"-o", "max_objects=8", "-o",
+							  "max_objects_total=12", NULL});
 	a = dial_open();
 	b = dial_open();
 	for (int i = 0; i < 10; i++)
