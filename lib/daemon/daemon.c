@@ -119,6 +119,7 @@ struct droce_daemon *droce_daemon_start(const struct droce_daemon_conf *conf)
 	if (d == NULL)
 		return NULL;
 	d->conf = *conf;
+	pthread_mutex_init(&d->list_lock, NULL);
 	d->listen_fd = -1;
 	d->epfd = -1;
 	d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -161,6 +162,7 @@ struct droce_daemon *droce_daemon_start(const struct droce_daemon_conf *conf)
 	d->listen_tag.type = TAG_LISTEN;
 	if (d->epfd < 0 || epoll_add(d, d->listen_fd, &d->listen_tag) != 0)
 		goto fail;
+	dtelemetry_register(d);
 	fprintf(stderr, "droced: serving %d device%s on %s\n", d->n_devs, d->n_devs == 1 ? "" : "s",
 		conf->socket_path);
 	return d;
@@ -218,21 +220,26 @@ static void client_accept(struct droce_daemon *d)
 		free(c);
 		return;
 	}
+	pthread_mutex_lock(&d->list_lock);
 	c->next = d->clients;
 	d->clients = c;
 	d->n_clients++;
+	pthread_mutex_unlock(&d->list_lock);
 }
 
 static void client_close(struct droce_daemon *d, struct dclient *c)
 {
 	struct dclient **p;
 
+	/* off the list before it is freed: the telemetry thread walks the list */
+	pthread_mutex_lock(&d->list_lock);
 	for (p = &d->clients; *p != NULL; p = &(*p)->next)
 		if (*p == c) {
 			*p = c->next;
 			break;
 		}
 	d->n_clients--;
+	pthread_mutex_unlock(&d->list_lock);
 	epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->sock, NULL);
 	if (c->ctx != NULL)
 		epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->ctx->async_fd, NULL);
@@ -331,6 +338,7 @@ void droce_daemon_stop(struct droce_daemon *d)
 {
 	if (d == NULL)
 		return;
+	dtelemetry_unregister();
 	/* every application's WRs are flushed to its CQs before it loses droced */
 	for (struct dclient *c = d->clients; c != NULL; c = c->next)
 		dclient_flush_qps(c);
@@ -352,5 +360,6 @@ void droce_daemon_stop(struct droce_daemon *d)
 	free(d->root);
 	if (d->devs != NULL)
 		ibv_free_device_list(d->devs);
+	pthread_mutex_destroy(&d->list_lock);
 	free(d);
 }

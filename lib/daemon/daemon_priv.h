@@ -3,6 +3,7 @@
 #ifndef DROCE_DAEMON_PRIV_H
 #define DROCE_DAEMON_PRIV_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -71,6 +72,9 @@ struct droce_daemon {
 	int n_devs;
 	struct ibv_context **root; /* one per device: keeps the engine's ports open */
 	struct dclient *clients;
+	/* the list and its clients' fields, for the telemetry thread (daemon_telemetry.c):
+	 * the loop takes it to add or remove a client, the reader to walk the list */
+	pthread_mutex_t list_lock;
 	unsigned int n_clients, next_id, throttled;
 	unsigned int live_objects; /* objects of every connection (max_objects_total) */
 	timer_t guard; /* interrupts a write to an application's eventfd that would block */
@@ -92,6 +96,11 @@ int devents_create(struct dclient *c);
 bool devents_forward(struct dclient *c);
 /** Arm droced's guard against eventfds that do not take a count, for the calling thread. */
 int devents_guard_init(struct droce_daemon *d);
+
+/* daemon_telemetry.c */
+/** /droced/clients and /droced/client on DPDK telemetry, showing @p d. */
+void dtelemetry_register(struct droce_daemon *d);
+void dtelemetry_unregister(void);
 
 /** The handle of @p ptr in @p c, 0 when none. */
 uint32_t dclient_handle_of(const struct dclient *c, enum dobj_kind kind, const void *ptr);
