@@ -35,7 +35,8 @@ void perf_cli_usage(FILE *out)
 		"read_bw, read_lat, atomic_bw or atomic_lat (ib_write_bw ... also accepted).\n"
 		"The other side of a two-host run is perftest 4.5's ib_TEST or droce-perf.\n"
 		"  --loopback                 both ends in this process, joined by droce's\n"
-		"                             back-to-back link (sets DROCE_DEVICES when unset)\n"
+		"                             back-to-back link (sets DROCE_DEVICES when unset;\n"
+		"                             with DROCE_DAEMON, two devices of droced)\n"
 		"  -a, --all                  run sizes from 2 till 2^23 (or --max-size)\n"
 		"  -A, --atomic_type=<type>   CMP_AND_SWAP or FETCH_AND_ADD (default)\n"
 		"      --max-size=<size>      largest size of -a (default 2^23)\n"
@@ -65,6 +66,7 @@ void perf_cli_usage(FILE *out)
 		"      --check                the receiver checks the payload of every message\n"
 		"                             (--loopback only)\n"
 		"      --report_gbits         bandwidth in Gb/sec (10^9 bits) instead of MB/sec\n"
+		"      --use_hugepages        buffers on hugepages (plain pages if none free)\n"
 		"      --out_json [FILE]      also write the results as JSON to FILE\n"
 		"                             (default " DEF_JSON_FILE ")\n"
 		"      --out_json_file=<file> the JSON file (implies --out_json)\n"
@@ -155,6 +157,7 @@ enum {
 	OPT_JSON_FILE,
 	OPT_LOOPBACK,
 	OPT_MAX_SIZE,
+	OPT_HUGEPAGES,
 };
 
 static const struct option longopts[] = {
@@ -186,6 +189,7 @@ static const struct option longopts[] = {
 	{"out_json_file", required_argument, NULL, OPT_JSON_FILE},
 	{"loopback", no_argument, NULL, OPT_LOOPBACK},
 	{"max-size", required_argument, NULL, OPT_MAX_SIZE},
+	{"use_hugepages", no_argument, NULL, OPT_HUGEPAGES},
 	{NULL, 0, NULL, 0},
 };
 
@@ -321,6 +325,9 @@ static int parse_one(int c, struct perf_opts *o, struct given *g, int argc, char
 	case OPT_MAX_SIZE:
 		rc = parse_num("--max-size", optarg, 2, PERF_MAX_SIZE, true, &o->max_size);
 		g->max_size = true;
+		break;
+	case OPT_HUGEPAGES:
+		o->use_hugepages = true;
 		break;
 	default:
 		perf_cli_usage(stderr);

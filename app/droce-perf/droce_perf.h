@@ -76,6 +76,7 @@ struct perf_opts {
 	bool no_peak;           /* -N */
 	bool report_gbits;
 	bool check;
+	bool use_hugepages;    /* --use_hugepages: buffers on hugepages when there are free ones */
 	const char *json_path; /* --out_json, NULL = none */
 };
 
@@ -85,7 +86,10 @@ int perf_cli_parse(int argc, char **argv, struct perf_opts *o);
 void perf_cli_usage(FILE *out);
 const char *perf_conn_name(enum ibv_qp_type t);
 
-/* One end: a device, its PD, CQ and MR, and its QPs; QP i owns buf + i * buf_len. */
+/*
+ * One end: a device, its PD, CQ and MR, and its QPs; QP i owns buf + i * buf_len.
+ * The buffer is droce_alloc_shared() memory, so that droced can register it too.
+ */
 struct perf_end {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
@@ -95,6 +99,7 @@ struct perf_end {
 	struct ibv_ah **ah; /* UD: the peer of each QP */
 	uint32_t *remote_qpn;
 	uint8_t *buf;
+	size_t buf_size; /* of the whole buffer, for droce_free_shared() */
 	struct ibv_port_attr port;
 	int gid_index;
 	union ibv_gid gid;

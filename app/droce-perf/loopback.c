@@ -3,7 +3,9 @@
  * --loopback: both ends in this process. Unless the user named devices,
  * DROCE_DEVICES gets two devices joined back to back by a link, so the first
  * ibv_open_device() starts droce's embedded engine with the two ports
- * connected; the ends then exchange their addresses by assignment.
+ * connected; the ends then exchange their addresses by assignment. With
+ * DROCE_DAEMON set the devices are droced's, which droced must have joined by
+ * a link (doc/daemon.md): this process starts no engine and sets nothing.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -52,6 +54,14 @@ void perf_size_queues(struct perf_ctx *c)
 	c->max_inline = (unsigned int)o->inline_size;
 }
 
+/* droced runs the engine and lists the devices (DROCE_DAEMON: unset, empty or 0 = not). */
+static bool daemon_mode(void)
+{
+	const char *d = getenv("DROCE_DAEMON");
+
+	return d != NULL && d[0] != '\0' && strcmp(d, "0") != 0;
+}
+
 /* The two devices: -d names the first (default the first listed), the second is the next other. */
 static int pick_devices(struct perf_ctx *c, struct ibv_device **list, int n,
 			struct ibv_device *dev[2])
@@ -65,6 +75,14 @@ static int pick_devices(struct perf_ctx *c, struct ibv_device **list, int n,
 		first = 0;
 	if (first < 0) {
 		fprintf(stderr, "droce-perf: no device %s\n", c->o->ib_dev);
+		return -1;
+	}
+	if (n < 2 && daemon_mode()) {
+		fprintf(stderr,
+			"droce-perf: --loopback needs two devices joined by a link: droced "
+			"at DROCE_DAEMON serves %d (give it two -d with link=NAME on both; "
+			"see doc/daemon.md)\n",
+			n);
 		return -1;
 	}
 	if (n < 2) {
@@ -104,8 +122,8 @@ int perf_loopback_open(struct perf_ctx *c)
 	struct ibv_device_attr da;
 	int n, rc = -1;
 
-	/* before the first verbs call: it reads DROCE_DEVICES once */
-	if (getenv("DROCE_DEVICES") == NULL)
+	/* before the first verbs call: it reads DROCE_DEVICES once (droced: its own devices) */
+	if (!daemon_mode() && getenv("DROCE_DEVICES") == NULL)
 		setenv("DROCE_DEVICES", LOOPBACK_DEVICES, 1);
 	list = ibv_get_device_list(&n);
 	if (list == NULL) {

@@ -3,7 +3,9 @@
  * The verbs resources of one end: device context, PD, one CQ, one MR over
  * every QP's buffer, the QPs (moved to INIT here, to RTR and RTS by
  * perf_end_connect() from what the peer tells), and the address lines'
- * fields. Nothing here knows whether the peer is in this process.
+ * fields. Nothing here knows whether the peer is in this process, nor whether
+ * the engine is in this process or in droced: the buffer is memory droced can
+ * register (droce_alloc_shared()), which the embedded engine registers too.
  */
 #include <errno.h>
 #include <sched.h>
@@ -11,10 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <droce_shared.h>
+
 #include "droce_perf.h"
 
 #define PERF_QKEY      0x11111111u
-#define PERF_PAGE      4096u
 #define PERF_HOP_LIMIT 64
 #define PORT_WAIT_S    10
 
@@ -123,6 +126,36 @@ int perf_end_open_device(struct perf_ctx *c, struct perf_end *e, struct ibv_devi
 	return e->gid_index < 0 ? -1 : 0;
 }
 
+/*
+ * The buffer of an end: a sealed memfd mapping, on hugepages with --use_hugepages
+ * when the machine has free ones (else plain pages, with a note, as perftest
+ * carries on without them). Zeroed, and touched here so that no first-touch
+ * fault lands in the measurement.
+ */
+static int alloc_buffer(const struct perf_ctx *c, struct perf_end *e, size_t len)
+{
+	static bool told;
+
+	e->buf = NULL;
+	if (c->o->use_hugepages) {
+		e->buf = droce_alloc_shared(len, DROCE_SHARED_HUGEPAGES);
+		if (e->buf == NULL && !told) {
+			fprintf(stderr,
+				"droce-perf: no hugepages for the buffers (%s): using plain "
+				"pages\n",
+				strerror(errno));
+			told = true;
+		}
+	}
+	if (e->buf == NULL)
+		e->buf = droce_alloc_shared(len, 0);
+	if (e->buf == NULL)
+		return fail("droce_alloc_shared");
+	e->buf_size = len;
+	memset(e->buf, 0, len);
+	return 0;
+}
+
 /* PD, CQ, buffer and MR, QPs in INIT: once the queue and buffer sizes are known. */
 int perf_end_create(struct perf_ctx *c, struct perf_end *e)
 {
@@ -136,12 +169,8 @@ int perf_end_create(struct perf_ctx *c, struct perf_end *e)
 	e->cq = ibv_create_cq(e->ctx, cqe, NULL, NULL, 0);
 	if (e->cq == NULL)
 		return fail("ibv_create_cq");
-	e->buf = aligned_alloc(PERF_PAGE, (len + PERF_PAGE - 1) / PERF_PAGE * PERF_PAGE);
-	if (e->buf == NULL) {
-		errno = ENOMEM;
-		return fail("buffer");
-	}
-	memset(e->buf, 0, len);
+	if (alloc_buffer(c, e, len) != 0)
+		return -1;
 	e->mr = ibv_reg_mr(e->pd, e->buf, len,
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
@@ -308,7 +337,8 @@ void perf_end_close(struct perf_ctx *c, struct perf_end *e)
 		ibv_dealloc_pd(e->pd);
 	if (e->ctx != NULL)
 		ibv_close_device(e->ctx);
-	free(e->buf);
+	if (e->buf != NULL)
+		droce_free_shared(e->buf, e->buf_size);
 	free(e->qp);
 	free(e->ah);
 	free(e->remote_qpn);

@@ -26,8 +26,9 @@ static char out[1 << 18];
 
 static void setup(void)
 {
-	/* --loopback sets DROCE_DEVICES itself when it is unset */
+	/* --loopback sets DROCE_DEVICES itself when it is unset; the embedded engine */
 	unsetenv("DROCE_DEVICES");
+	unsetenv("DROCE_DAEMON");
 }
 
 TestSuite(app_perf, .init = setup, .timeout = 120);
@@ -109,6 +110,7 @@ Test(app_perf, help_and_version_exit_0)
 	cr_expect_not_null(strstr(out, "droce-perf TEST [options] SERVER"));
 	cr_expect_not_null(strstr(out, "-A, --atomic_type"));
 	cr_expect_not_null(strstr(out, "--out_json"));
+	cr_expect_not_null(strstr(out, "--use_hugepages"));
 	cr_expect_eq(run_perf("--version"), 0);
 	cr_expect(strncmp(out, "droce-perf ", 11) == 0, "%s", out);
 }
@@ -466,6 +468,15 @@ Test(app_perf, check_every_test)
 		  " Data check: 40 messages verified, 0 errors, 0 lost\n");
 }
 
+Test(app_perf, use_hugepages)
+{
+	/* hugepages when there are free ones, plain pages otherwise: the run is the same */
+	check_run("write_bw --loopback -F --check --use_hugepages -n 40 -s 3000",
+		  " Data check: 40 messages verified, 0 errors, 0 lost\n");
+	check_run("send_lat --loopback -F --check --use_hugepages -n 20 -s 64",
+		  " Data check: 40 messages verified, 0 errors, 0 lost\n");
+}
+
 Test(app_perf, check_all_sizes_ud)
 {
 	cr_assert_eq(run_perf("send_bw --loopback -F --check -c UD -a -n 10"), 0, "%s", out);
@@ -492,4 +503,11 @@ Test(app_perf, one_device_is_a_failure_not_a_usage_error)
 	setenv("DROCE_DEVICES", "solo:ip=10.7.0.1", 1);
 	cr_expect_eq(run_perf("write_bw --loopback -F -n 10"), 1);
 	cr_expect_eq(run_perf("write_bw --loopback -F -n 10 -d nosuch"), 1);
+}
+
+Test(app_perf, no_droced_is_a_failure_not_a_usage_error)
+{
+	/* with DROCE_DAEMON the devices are droced's (tests/integration/perf_daemon.sh) */
+	setenv("DROCE_DAEMON", "/nonexistent/droced.sock", 1);
+	cr_expect_eq(run_perf("write_bw --loopback -F -n 10"), 1);
 }
