@@ -131,23 +131,17 @@ fail:
 /* The application's handle of the event's object; the port for port events; 0 when gone. */
 static uint32_t event_handle(const struct dclient *c, const struct ibv_async_event *ev)
 {
-	switch (ev->event_type) {
-	case IBV_EVENT_CQ_ERR:
+	switch (droce_dproto_event_element(ev->event_type)) {
+	case DPROTO_ELEMENT_CQ:
 		return dclient_handle_of(c, DOBJ_CQ, ev->element.cq);
-	case IBV_EVENT_QP_FATAL:
-	case IBV_EVENT_QP_REQ_ERR:
-	case IBV_EVENT_QP_ACCESS_ERR:
-	case IBV_EVENT_COMM_EST:
-	case IBV_EVENT_SQ_DRAINED:
-	case IBV_EVENT_PATH_MIG:
-	case IBV_EVENT_PATH_MIG_ERR:
-	case IBV_EVENT_QP_LAST_WQE_REACHED:
+	case DPROTO_ELEMENT_QP:
 		return dclient_handle_of(c, DOBJ_QP, ev->element.qp);
-	case IBV_EVENT_SRQ_ERR:
-	case IBV_EVENT_SRQ_LIMIT_REACHED:
+	case DPROTO_ELEMENT_SRQ:
 		return dclient_handle_of(c, DOBJ_SRQ, ev->element.srq);
-	default:
+	case DPROTO_ELEMENT_PORT:
 		return (uint32_t)ev->element.port_num;
+	default:
+		return 0;
 	}
 }
 

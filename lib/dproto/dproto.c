@@ -45,6 +45,38 @@ static const struct {
 			       sizeof(struct droce_dproto_resolve_rep)},
 };
 
+enum droce_dproto_element droce_dproto_event_element(enum ibv_event_type type)
+{
+	switch (type) {
+	case IBV_EVENT_CQ_ERR:
+		return DPROTO_ELEMENT_CQ;
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		return DPROTO_ELEMENT_QP;
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		return DPROTO_ELEMENT_SRQ;
+	case IBV_EVENT_PORT_ACTIVE:
+	case IBV_EVENT_PORT_ERR:
+	case IBV_EVENT_LID_CHANGE:
+	case IBV_EVENT_PKEY_CHANGE:
+	case IBV_EVENT_SM_CHANGE:
+	case IBV_EVENT_CLIENT_REREGISTER:
+	case IBV_EVENT_GID_CHANGE:
+		return DPROTO_ELEMENT_PORT;
+	case IBV_EVENT_DEVICE_FATAL:
+		return DPROTO_ELEMENT_DEVICE;
+	default:
+		return DPROTO_ELEMENT_NONE;
+	}
+}
+
 ssize_t droce_dproto_body_size(uint32_t op, bool reply)
 {
 	if (op == 0 || op >= DPROTO_OP_COUNT)

@@ -105,6 +105,19 @@ struct droce_dproto_open_rep {
 	uint64_t ring_len; /**< the event ring (droce_ring of struct droce_dproto_event) */
 };
 
+/** What an async event names (its element), by event type. */
+enum droce_dproto_element {
+	DPROTO_ELEMENT_NONE, /**< an unknown event type */
+	DPROTO_ELEMENT_CQ,
+	DPROTO_ELEMENT_QP,
+	DPROTO_ELEMENT_SRQ,
+	DPROTO_ELEMENT_PORT,   /**< element.port_num */
+	DPROTO_ELEMENT_DEVICE, /**< nothing: the device as a whole */
+};
+
+/** The kind of object an event of type @p type names (libibverbs' ibv_async_event). */
+enum droce_dproto_element droce_dproto_event_element(enum ibv_event_type type);
+
 /** One async event in the per-connection event ring. */
 struct droce_dproto_event {
 	uint32_t event_type; /**< enum ibv_event_type */

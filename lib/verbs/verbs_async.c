@@ -15,20 +15,12 @@
 /* The object an affiliated event names, NULL for port and device events. */
 static const void *event_object(const struct ibv_async_event *ev)
 {
-	switch (ev->event_type) {
-	case IBV_EVENT_CQ_ERR:
+	switch (droce_dproto_event_element(ev->event_type)) {
+	case DPROTO_ELEMENT_CQ:
 		return ev->element.cq;
-	case IBV_EVENT_QP_FATAL:
-	case IBV_EVENT_QP_REQ_ERR:
-	case IBV_EVENT_QP_ACCESS_ERR:
-	case IBV_EVENT_COMM_EST:
-	case IBV_EVENT_SQ_DRAINED:
-	case IBV_EVENT_PATH_MIG:
-	case IBV_EVENT_PATH_MIG_ERR:
-	case IBV_EVENT_QP_LAST_WQE_REACHED:
+	case DPROTO_ELEMENT_QP:
 		return ev->element.qp;
-	case IBV_EVENT_SRQ_ERR:
-	case IBV_EVENT_SRQ_LIMIT_REACHED:
+	case DPROTO_ELEMENT_SRQ:
 		return ev->element.srq;
 	default:
 		return NULL;
@@ -40,17 +32,17 @@ static void event_reported(const struct ibv_async_event *ev)
 {
 	uint32_t *reported = NULL;
 
-	switch (ev->event_type) {
-	case IBV_EVENT_CQ_ERR:
+	switch (droce_dproto_event_element(ev->event_type)) {
+	case DPROTO_ELEMENT_CQ:
 		reported = &to_dcq(ev->element.cq)->async_reported;
 		break;
-	case IBV_EVENT_SRQ_ERR:
-	case IBV_EVENT_SRQ_LIMIT_REACHED:
+	case DPROTO_ELEMENT_SRQ:
 		reported = &to_dsrq(ev->element.srq)->async_reported;
 		break;
+	case DPROTO_ELEMENT_QP:
+		reported = &to_dqp(ev->element.qp)->async_reported;
+		break;
 	default:
-		if (event_object(ev) != NULL)
-			reported = &to_dqp(ev->element.qp)->async_reported;
 		break;
 	}
 	if (reported != NULL)
@@ -154,43 +146,31 @@ int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *eve
 
 void ibv_ack_async_event(struct ibv_async_event *event)
 {
-	switch (event->event_type) {
-	case IBV_EVENT_CQ_ERR: {
-		struct ibv_cq *cq = event->element.cq;
+	pthread_mutex_t *mutex;
+	pthread_cond_t *cond;
+	unsigned int *completed;
 
-		pthread_mutex_lock(&cq->mutex);
-		cq->async_events_completed++;
-		pthread_cond_signal(&cq->cond);
-		pthread_mutex_unlock(&cq->mutex);
+	switch (droce_dproto_event_element(event->event_type)) {
+	case DPROTO_ELEMENT_CQ:
+		mutex = &event->element.cq->mutex;
+		cond = &event->element.cq->cond;
+		completed = &event->element.cq->async_events_completed;
 		break;
-	}
-	case IBV_EVENT_QP_FATAL:
-	case IBV_EVENT_QP_REQ_ERR:
-	case IBV_EVENT_QP_ACCESS_ERR:
-	case IBV_EVENT_COMM_EST:
-	case IBV_EVENT_SQ_DRAINED:
-	case IBV_EVENT_PATH_MIG:
-	case IBV_EVENT_PATH_MIG_ERR:
-	case IBV_EVENT_QP_LAST_WQE_REACHED: {
-		struct ibv_qp *qp = event->element.qp;
-
-		pthread_mutex_lock(&qp->mutex);
-		qp->events_completed++;
-		pthread_cond_signal(&qp->cond);
-		pthread_mutex_unlock(&qp->mutex);
+	case DPROTO_ELEMENT_QP:
+		mutex = &event->element.qp->mutex;
+		cond = &event->element.qp->cond;
+		completed = &event->element.qp->events_completed;
 		break;
-	}
-	case IBV_EVENT_SRQ_ERR:
-	case IBV_EVENT_SRQ_LIMIT_REACHED: {
-		struct ibv_srq *srq = event->element.srq;
-
-		pthread_mutex_lock(&srq->mutex);
-		srq->events_completed++;
-		pthread_cond_signal(&srq->cond);
-		pthread_mutex_unlock(&srq->mutex);
+	case DPROTO_ELEMENT_SRQ:
+		mutex = &event->element.srq->mutex;
+		cond = &event->element.srq->cond;
+		completed = &event->element.srq->events_completed;
 		break;
-	}
 	default:
-		break; /* port and device events belong to no object */
+		return; /* port and device events belong to no object */
 	}
+	pthread_mutex_lock(mutex);
+	(*completed)++;
+	pthread_cond_signal(cond);
+	pthread_mutex_unlock(mutex);
 }

@@ -295,43 +295,26 @@ static bool event_element(struct droce_remote *r, const struct droce_dproto_even
 
 	memset(ev, 0, sizeof(*ev));
 	ev->event_type = (enum ibv_event_type)e->event_type;
-	switch (ev->event_type) {
-	case IBV_EVENT_CQ_ERR:
+	switch (droce_dproto_event_element(ev->event_type)) {
+	case DPROTO_ELEMENT_CQ:
 		obj = remote_obj(r, e->handle, DROCE_REMOTE_CQ);
-		if (obj == NULL)
-			return false;
-		ev->element.cq = droce_cq_ibcq(obj);
-		return true;
-	case IBV_EVENT_QP_FATAL:
-	case IBV_EVENT_QP_REQ_ERR:
-	case IBV_EVENT_QP_ACCESS_ERR:
-	case IBV_EVENT_COMM_EST:
-	case IBV_EVENT_SQ_DRAINED:
-	case IBV_EVENT_PATH_MIG:
-	case IBV_EVENT_PATH_MIG_ERR:
-	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		if (obj != NULL)
+			ev->element.cq = droce_cq_ibcq(obj);
+		return obj != NULL;
+	case DPROTO_ELEMENT_QP:
 		obj = remote_obj(r, e->handle, DROCE_REMOTE_QP);
-		if (obj == NULL)
-			return false;
-		ev->element.qp = &((struct droce_qp *)obj)->qpx.qp_base;
-		return true;
-	case IBV_EVENT_SRQ_ERR:
-	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		if (obj != NULL)
+			ev->element.qp = &((struct droce_qp *)obj)->qpx.qp_base;
+		return obj != NULL;
+	case DPROTO_ELEMENT_SRQ:
 		obj = remote_obj(r, e->handle, DROCE_REMOTE_SRQ);
-		if (obj == NULL)
-			return false;
-		ev->element.srq = &((struct droce_srq *)obj)->ibsrq;
-		return true;
-	case IBV_EVENT_PORT_ACTIVE:
-	case IBV_EVENT_PORT_ERR:
-	case IBV_EVENT_LID_CHANGE:
-	case IBV_EVENT_PKEY_CHANGE:
-	case IBV_EVENT_SM_CHANGE:
-	case IBV_EVENT_CLIENT_REREGISTER:
-	case IBV_EVENT_GID_CHANGE:
+		if (obj != NULL)
+			ev->element.srq = &((struct droce_srq *)obj)->ibsrq;
+		return obj != NULL;
+	case DPROTO_ELEMENT_PORT:
 		ev->element.port_num = (int)e->handle;
 		return true;
-	case IBV_EVENT_DEVICE_FATAL:
+	case DPROTO_ELEMENT_DEVICE:
 		return true;
 	default:
 		return false;

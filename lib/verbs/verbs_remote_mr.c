@@ -36,46 +36,62 @@ struct backing {
 	char path[PATH_MAX];
 };
 
+/* One line of /proc/self/maps. */
+struct maps_line {
+	uintptr_t lo, hi;
+	char perms[8];
+	unsigned long long off, ino;
+	unsigned int maj, min;
+	char path[PATH_MAX];
+};
+
+/* The next mapping of @p f (a /proc/self/maps stream): true, or false at its end. */
+static bool maps_next(FILE *f, struct maps_line *m)
+{
+	char line[PATH_MAX + 128];
+
+	while (fgets(line, sizeof(line), f) != NULL) {
+		m->path[0] = '\0';
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s %llx %x:%x %llu %4095[^\n]", &m->lo,
+			   &m->hi, m->perms, &m->off, &m->maj, &m->min, &m->ino, m->path) >= 7)
+			return true;
+	}
+	return false;
+}
+
 static int find_backing(uintptr_t addr, size_t len, struct backing *b)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
-	char line[PATH_MAX + 128];
+	struct maps_line m;
 	uintptr_t want = addr, end = addr + len;
 	bool first = true;
 	int rc = -EFAULT; /* nothing mapped there */
 
 	if (f == NULL)
 		return -errno;
-	while (want < end && fgets(line, sizeof(line), f) != NULL) {
-		uintptr_t lo, hi;
-		char perms[8], path[PATH_MAX] = "";
-		unsigned long long off, ino;
-		unsigned int maj, min;
-
-		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s %llx %x:%x %llu %4095[^\n]", &lo,
-			   &hi, perms, &off, &maj, &min, &ino, path) < 7)
+	while (want < end && maps_next(f, &m)) {
+		if (m.hi <= want)
 			continue;
-		if (hi <= want)
-			continue;
-		if (lo > want)
+		if (m.lo > want)
 			break; /* a hole */
-		if (perms[3] != 's' || ino == 0) {
+		if (m.perms[3] != 's' || m.ino == 0) {
 			rc = -EINVAL; /* private or anonymous: droced cannot see these pages */
 			break;
 		}
 		if (first) {
-			b->dev_major = maj;
-			b->dev_minor = min;
-			b->ino = ino;
-			b->file_off = off + (want - lo);
-			snprintf(b->path, sizeof(b->path), "%s", path[0] == ' ' ? path + 1 : path);
+			b->dev_major = m.maj;
+			b->dev_minor = m.min;
+			b->ino = m.ino;
+			b->file_off = m.off + (want - m.lo);
+			snprintf(b->path, sizeof(b->path), "%s",
+				 m.path[0] == ' ' ? m.path + 1 : m.path);
 			first = false;
-		} else if (maj != b->dev_major || min != b->dev_minor || ino != b->ino ||
-			   off + (want - lo) != b->file_off + (want - addr)) {
+		} else if (m.maj != b->dev_major || m.min != b->dev_minor || m.ino != b->ino ||
+			   m.off + (want - m.lo) != b->file_off + (want - addr)) {
 			rc = -EINVAL; /* another file, or the same one out of order */
 			break;
 		}
-		want = hi;
+		want = m.hi;
 	}
 	fclose(f);
 	return want >= end ? 0 : rc;
@@ -134,29 +150,22 @@ struct piece {
 static int private_pieces(uintptr_t lo, uintptr_t hi, struct piece *p)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
-	char line[PATH_MAX + 128];
+	struct maps_line m;
 	uintptr_t want = lo;
 	int n = 0;
 
 	if (f == NULL)
 		return -errno;
-	while (want < hi && fgets(line, sizeof(line), f) != NULL) {
-		uintptr_t a, b;
-		char perms[8], path[PATH_MAX] = "";
-		unsigned long long off, ino;
-		unsigned int maj, min;
-
-		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s %llx %x:%x %llu %4095[^\n]", &a, &b,
-			   perms, &off, &maj, &min, &ino, path) < 7 ||
-		    b <= want)
+	while (want < hi && maps_next(f, &m)) {
+		if (m.hi <= want)
 			continue;
-		if (a > want || n == PIECES_MAX || perms[3] != 'p' || perms[0] != 'r' || ino != 0 ||
-		    (path[0] != '\0' && strcmp(path, "[heap]") != 0))
+		if (m.lo > want || n == PIECES_MAX || m.perms[3] != 'p' || m.perms[0] != 'r' ||
+		    m.ino != 0 || (m.path[0] != '\0' && strcmp(m.path, "[heap]") != 0))
 			break;
 		p[n].lo = want;
-		p[n].hi = b < hi ? b : hi;
-		p[n].prot = PROT_READ | (perms[1] == 'w' ? PROT_WRITE : 0) |
-			    (perms[2] == 'x' ? PROT_EXEC : 0);
+		p[n].hi = m.hi < hi ? m.hi : hi;
+		p[n].prot = PROT_READ | (m.perms[1] == 'w' ? PROT_WRITE : 0) |
+			    (m.perms[2] == 'x' ? PROT_EXEC : 0);
 		want = p[n].hi;
 		n++;
 	}

@@ -72,6 +72,9 @@ void test_daemon_start(struct test_daemon *t, const char *const *argv)
 			dup2(fd, 1);
 		}
 		unsetenv("DROCE_DAEMON");
+		/* droced's engine on plain pages: tests running side by side do not race for
+		 * the machine's hugepages (applications' hugepage memory is theirs) */
+		setenv("DROCE_NO_HUGE", "1", 1);
 		execv(bin, (char *const *)args);
 		_exit(127);
 	}

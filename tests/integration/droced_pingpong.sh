@@ -18,7 +18,7 @@ cleanup() {
 }
 trap cleanup EXIT
 sock=$work/droced.sock
-"$droced" -s "$sock" \
+DROCE_NO_HUGE=1 "$droced" -s "$sock" \
 	-d "droce0:mac=02:00:00:00:0e:01,ip=10.8.0.1,mtu=1500,link=p" \
 	-d "droce1:mac=02:00:00:00:0e:02,ip=10.8.0.2,mtu=1500,link=p" 2> "$work/droced.log" &
 pid=$!
