@@ -40,7 +40,10 @@ class Program:
     """One program on droce, started at once; its output goes to @log_path."""
 
     def __init__(self, link, dropin_dir, argv, log_path, devices, link_wait_ms=0, stdin=None):
-        env = dict(os.environ, LD_LIBRARY_PATH=dropin_dir, DROCE_DEVICES=devices)
+        # plain pages for droce's engine: programs of cells side by side (and other tests)
+        # do not race for the machine's hugepages between the check and the EAL's start
+        env = dict(os.environ, LD_LIBRARY_PATH=dropin_dir, DROCE_DEVICES=devices,
+                   DROCE_NO_HUGE="1")
         if link_wait_ms:
             env["DROCE_LINK_WAIT_MS"] = str(link_wait_ms)
         self.log_path = log_path
