@@ -14,10 +14,22 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon_priv.h"
+
+/* How long a connection may stay without an open device. */
+#define UNOPENED_MS 10000u
 #include "droce_engine.h"
+
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
 
 /* Pass the configuration to droce's verbs layer, which starts the engine. */
 static int engine_env(const struct droce_daemon_conf *c)
@@ -213,6 +225,7 @@ static void client_accept(struct droce_daemon *d)
 	c->pid = cred.pid;
 	c->uid = cred.uid;
 	c->app_efd = -1;
+	c->since_ms = now_ms();
 	c->sock_tag = (struct dtag){.type = TAG_SOCK, .client = c};
 	c->async_tag = (struct dtag){.type = TAG_ASYNC, .client = c};
 	if (epoll_add(d, s, &c->sock_tag) != 0) {
@@ -262,6 +275,26 @@ static void client_readable(struct droce_daemon *d, struct dclient *c)
 		client_close(d, c);
 }
 
+/*
+ * A connection that has not opened a device within UNOPENED_MS holds a place of
+ * max_clients for nothing (an application lists the devices and opens them at
+ * once): it is closed. true when one was.
+ */
+static bool close_unopened(struct droce_daemon *d)
+{
+	uint64_t now = now_ms();
+	bool closed = false;
+
+	for (struct dclient *c = d->clients, *next; c != NULL; c = next) {
+		next = c->next;
+		if (c->ctx == NULL && now - c->since_ms > UNOPENED_MS) {
+			client_close(d, c);
+			closed = true;
+		}
+	}
+	return closed;
+}
+
 int droce_daemon_run(struct droce_daemon *d, int stop_fd)
 {
 	struct dtag stop_tag = {.type = TAG_LISTEN, .client = NULL};
@@ -274,15 +307,20 @@ int droce_daemon_run(struct droce_daemon *d, int stop_fd)
 		return -errno;
 	for (;;) {
 		struct epoll_event evs[32];
-		bool throttled = false, closed = false;
+		bool throttled = false, closed = false, unopened = false;
 		int n;
 
-		for (struct dclient *c = d->clients; c != NULL; c = c->next)
+		for (struct dclient *c = d->clients; c != NULL; c = c->next) {
 			throttled |= c->ev_throttled;
-		/* a full event ring is retried every 10 ms until its application takes some */
-		n = epoll_wait(d->epfd, evs, 32, throttled ? 10 : -1);
+			unopened |= c->ctx == NULL;
+		}
+		/* a full event ring is retried every 10 ms until its application takes some;
+		 * connections that never open a device are looked at every second */
+		n = epoll_wait(d->epfd, evs, 32, throttled ? 10 : unopened ? 1000 : -1);
 		if (n < 0 && errno != EINTR)
 			return -errno;
+		if (unopened)
+			closed |= close_unopened(d);
 		for (struct dclient *c = d->clients, *next; throttled && c != NULL; c = next) {
 			next = c->next;
 			if (c->ev_throttled && !devents_forward(c)) {

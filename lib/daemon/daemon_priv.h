@@ -50,6 +50,7 @@ struct dclient {
 	int sock;
 	pid_t pid;
 	uid_t uid;
+	uint64_t since_ms; /* accepted at (CLOCK_MONOTONIC) */
 	struct dtag sock_tag, async_tag;
 	struct ibv_context *ctx; /* after OPEN */
 	int app_efd;             /* the application's async eventfd */

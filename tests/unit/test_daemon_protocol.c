@@ -11,6 +11,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -270,5 +271,21 @@ Test(daemon_protocol, a_malformed_datagram_closes_that_connection_only)
 		     "the other connection still works");
 	close(s);
 	close(t);
+	still_serves();
+}
+
+/* A connection that never opens a device gives its place back after 10 s. */
+Test(daemon_protocol, a_connection_that_never_opens_is_closed)
+{
+	struct droce_dproto_hello_req q = {.version = DROCE_DPROTO_VERSION};
+	struct droce_dproto_hello_rep r;
+	struct timeval tv = {.tv_sec = 20};
+	uint8_t buf[64];
+	int s = dial();
+
+	cr_assert_eq(ask(s, DPROTO_HELLO, 0, &q, sizeof(q), -1, &r, sizeof(r), NULL), 0);
+	cr_assert_eq(setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	cr_expect_eq(recv(s, buf, sizeof(buf), 0), 0, "droced closed it");
+	close(s);
 	still_serves();
 }
