@@ -11,8 +11,6 @@
 
 #include "droce_port.h"
 
-/* TX retries before a burst's rest is dropped: a stuck device must not stall the lcore. */
-
 /*
  * Data room of the port's mbufs: a whole frame of the MTU, so RX seldom chains, and
  * never less than DPDK's default buffer, which PMDs that copy fixed-size frames into
