@@ -108,10 +108,11 @@ static int eal_start(struct engine *e)
 		ARG("--no-telemetry");
 	ARG("--log-level=error");
 	ARG("--lcores=0@(%s),1@%d", cpus, last);
-	if ((no_huge == NULL || strcmp(no_huge, "1") != 0) && free_hugepages() >= 128) {
+	if ((no_huge == NULL || strcmp(no_huge, "1") != 0) && free_hugepages() >= 64) {
+		/* no -m: DPDK takes hugepages as its pools need them (some 40 MB a port), none
+		 * reserved up front, so hugepages another process took meanwhile do not stop the
+		 * EAL's start (a 256 MB reservation did) */
 		ARG("--huge-unlink");
-		ARG("-m");
-		ARG("256");
 	} else {
 		ARG("--no-huge");
 		ARG("-m");
