@@ -96,6 +96,8 @@ run() {
 		${PERF_ARGS:-} > "$out" 2>&1; then
 		echo "bench-daemon: $test ($mode) failed:" >&2
 		cat "$out" >&2
+		echo "bench-daemon: droced's log:" >&2
+		tail -20 "$work/droced.log" >&2
 		return 1
 	fi
 	rate=$(awk -v s="$size" '$1 == s && NF == 5 { print $5 }' "$out")
