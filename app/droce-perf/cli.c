@@ -39,12 +39,16 @@ void perf_cli_usage(FILE *out)
 		"                             with DROCE_DAEMON, two devices of droced)\n"
 		"  -a, --all                  run sizes from 2 till 2^23 (or --max-size)\n"
 		"  -A, --atomic_type=<type>   CMP_AND_SWAP or FETCH_AND_ADD (default)\n"
+		"  -b, --bidirectional        both sides send at once (bw tests); the row sums\n"
+		"                             the two directions\n"
 		"      --max-size=<size>      largest size of -a (default 2^23)\n"
 		"  -c, --connection=<RC/UC/UD>  connection type (default RC; UC: write, send;\n"
 		"                             UD: send)\n"
 		"  -d, --ib-dev=<dev>         device (loopback: the first end's; default the\n"
 		"                             first device found)\n"
 		"  -D, --duration=<sec>       run each test for <sec> seconds\n"
+		"  -e, --events               sleep on a completion channel instead of polling\n"
+		"                             (send, read and atomic tests; not with -D)\n"
 		"  -F, --CPU-freq             no warning about CPU frequency scaling\n"
 		"  -h, --help                 this text\n"
 		"  -i, --ib-port=<port>       port of the devices (default 1)\n"
@@ -61,11 +65,15 @@ void perf_cli_usage(FILE *out)
 		"  -r, --rx-depth=<dep>       receive queue size (send tests; default 512)\n"
 		"  -s, --size=<size>          message size (bw default 65536, lat default 2)\n"
 		"  -t, --tx-depth=<dep>       send queue size (bw tests; default 128)\n"
+		"  -u, --qp-timeout=<exp>     RC local ACK timeout 4.096us x 2^exp, 0 - 31\n"
+		"                             (default 14)\n"
 		"  -V, --version              version\n"
 		"  -x, --gid-index=<index>    GID index (default the first IPv4-mapped GID)\n"
 		"      --check                the receiver checks the payload of every message\n"
 		"                             (--loopback only)\n"
 		"      --report_gbits         bandwidth in Gb/sec (10^9 bits) instead of MB/sec\n"
+		"      --report-both          with -b, each direction's table after the sums\n"
+		"      --use-srq              the receiving QPs share an SRQ (send tests)\n"
 		"      --use_hugepages        buffers on hugepages (plain pages if none free)\n"
 		"      --out_json [FILE]      also write the results as JSON to FILE\n"
 		"                             (default " DEF_JSON_FILE ")\n"
@@ -158,14 +166,18 @@ enum {
 	OPT_LOOPBACK,
 	OPT_MAX_SIZE,
 	OPT_HUGEPAGES,
+	OPT_REPORT_BOTH,
+	OPT_SRQ,
 };
 
 static const struct option longopts[] = {
 	{"all", no_argument, NULL, 'a'},
 	{"atomic_type", required_argument, NULL, 'A'},
+	{"bidirectional", no_argument, NULL, 'b'},
 	{"connection", required_argument, NULL, 'c'},
 	{"ib-dev", required_argument, NULL, 'd'},
 	{"duration", required_argument, NULL, 'D'},
+	{"events", no_argument, NULL, 'e'},
 	{"CPU-freq", no_argument, NULL, 'F'},
 	{"help", no_argument, NULL, 'h'},
 	{"ib-port", required_argument, NULL, 'i'},
@@ -181,6 +193,7 @@ static const struct option longopts[] = {
 	{"rx-depth", required_argument, NULL, 'r'},
 	{"size", required_argument, NULL, 's'},
 	{"tx-depth", required_argument, NULL, 't'},
+	{"qp-timeout", required_argument, NULL, 'u'},
 	{"version", no_argument, NULL, 'V'},
 	{"gid-index", required_argument, NULL, 'x'},
 	{"check", no_argument, NULL, OPT_CHECK},
@@ -190,6 +203,8 @@ static const struct option longopts[] = {
 	{"loopback", no_argument, NULL, OPT_LOOPBACK},
 	{"max-size", required_argument, NULL, OPT_MAX_SIZE},
 	{"use_hugepages", no_argument, NULL, OPT_HUGEPAGES},
+	{"report-both", no_argument, NULL, OPT_REPORT_BOTH},
+	{"use-srq", no_argument, NULL, OPT_SRQ},
 	{NULL, 0, NULL, 0},
 };
 
@@ -216,6 +231,9 @@ static int parse_one(int c, struct perf_opts *o, struct given *g, int argc, char
 			return bad_value("-A", optarg, "CMP_AND_SWAP or FETCH_AND_ADD");
 		g->atomic_type = true;
 		break;
+	case 'b':
+		o->bidirectional = true;
+		break;
 	case 'c':
 		if (strcmp(optarg, "RC") == 0)
 			o->qp_type = IBV_QPT_RC;
@@ -232,6 +250,9 @@ static int parse_one(int c, struct perf_opts *o, struct given *g, int argc, char
 	case 'D':
 		rc = parse_num("-D", optarg, 1, 86400, false, &v);
 		o->duration = (unsigned int)v;
+		break;
+	case 'e':
+		o->events = true;
 		break;
 	case 'F':
 		o->cpu_freq_ok = true;
@@ -293,6 +314,10 @@ static int parse_one(int c, struct perf_opts *o, struct given *g, int argc, char
 		o->tx_depth = (unsigned int)v;
 		g->tx_depth = true;
 		break;
+	case 'u':
+		rc = parse_num("-u", optarg, 0, PERF_MAX_TIMEOUT, false, &v);
+		o->qp_timeout = (uint8_t)v;
+		break;
 	case 'x':
 		rc = parse_num("-x", optarg, 0, 255, false, &v);
 		o->gid_index = (int)v;
@@ -328,6 +353,12 @@ static int parse_one(int c, struct perf_opts *o, struct given *g, int argc, char
 		break;
 	case OPT_HUGEPAGES:
 		o->use_hugepages = true;
+		break;
+	case OPT_REPORT_BOTH:
+		o->report_both = true;
+		break;
+	case OPT_SRQ:
+		o->use_srq = true;
 		break;
 	default:
 		perf_cli_usage(stderr);
@@ -374,6 +405,29 @@ static int check_two_host(const struct perf_opts *o)
 	return 0;
 }
 
+/*
+ * -e, -b and --use-srq where perftest takes them: events need a completion on
+ * every side that waits (a WRITE's target has none) and a count of messages,
+ * not a clock (-D); both directions at once are measured in bandwidth tests;
+ * an SRQ holds receives, so only SENDs use it, and every QP needs one of them.
+ */
+static int check_modes(const struct perf_opts *o)
+{
+	if (o->events && o->verb == PERF_WRITE)
+		return usage_error("-e waits for completions: WRITE tests have none where the "
+				   "message lands (send, read and atomic tests take -e)");
+	if (o->events && o->duration != 0)
+		return usage_error("-e and -D do not go together (use -n)");
+	if (o->bidirectional && o->kind != PERF_BW)
+		return usage_error("-b is for bandwidth tests (a latency test is a ping-pong "
+				   "already)");
+	if (o->use_srq && o->verb != PERF_SEND)
+		return usage_error("--use-srq is for send tests (an SRQ holds receives)");
+	if (o->use_srq && o->num_qps > o->rx_depth)
+		return usage_error("--use-srq: the SRQ (-r) needs a receive for every QP (-q)");
+	return 0;
+}
+
 /* Combinations perftest refuses, or droce-perf cannot run (yet). */
 static int check_combination(struct perf_opts *o, const struct given *g)
 {
@@ -401,6 +455,8 @@ static int check_combination(struct perf_opts *o, const struct given *g)
 		return usage_error("-D and -n do not go together");
 	if (o->qp_type == IBV_QPT_UD && g->size && o->size > 4096)
 		return usage_error("a UD message fits one packet: -s up to the MTU (4096)");
+	if (check_modes(o) != 0)
+		return PERF_EXIT_USAGE;
 	if (!o->loopback && check_two_host(o) != 0)
 		return PERF_EXIT_USAGE;
 	return check_post_list(o, g);
@@ -422,9 +478,10 @@ int perf_cli_parse(int argc, char **argv, struct perf_opts *o)
 	o->max_size = PERF_MAX_SIZE;
 	o->port = PERF_OOB_PORT;
 	o->post_list = 1;
+	o->qp_timeout = PERF_QP_TIMEOUT;
 	optind = 1;
 	opterr = 1;
-	while ((c = getopt_long(argc, argv, "aA:c:d:D:Fhi:I:l:m:n:No:p:q:Q:r:s:t:Vx:", longopts,
+	while ((c = getopt_long(argc, argv, "aA:bc:d:D:eFhi:I:l:m:n:No:p:q:Q:r:s:t:u:Vx:", longopts,
 				NULL)) != -1) {
 		if (c == 'h') {
 			perf_cli_usage(stdout);

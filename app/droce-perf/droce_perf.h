@@ -5,8 +5,9 @@
  * files: cli.c (options), res.c (verbs resources of one end, connection),
  * loopback.c (two ends in one process), twohost.c (one end, the other a
  * perftest or droce-perf elsewhere; perf_oob.h: the exchange), bw.c, lat.c,
- * lat_twohost.c (the measurements), pattern.c (payload pattern for --check),
- * report.c (text and JSON output).
+ * lat_twohost.c (the measurements), events.c (-e: sleeping on completion
+ * channels), pattern.c (payload pattern for --check), report.c (text and
+ * JSON output).
  */
 #ifndef DROCE_PERF_H
 #define DROCE_PERF_H
@@ -29,6 +30,8 @@
 #define PERF_MAX_POST_LIST 256
 #define PERF_MAX_SIZE      (1u << 23) /* -a runs 2 .. 2^23, as perftest */
 #define PERF_UD_GRH        40         /* a UD receive starts with the GRH */
+#define PERF_QP_TIMEOUT    14         /* -u: perftest's local ACK timeout exponent */
+#define PERF_MAX_TIMEOUT   31         /* the QP attribute has 5 bits */
 
 enum perf_verb {
 	PERF_WRITE,
@@ -78,6 +81,11 @@ struct perf_opts {
 	bool check;
 	bool use_hugepages;    /* --use_hugepages: buffers on hugepages when there are free ones */
 	const char *json_path; /* --out_json, NULL = none */
+	uint8_t qp_timeout;    /* -u: RC local ACK timeout exponent (4.096 us x 2^N) */
+	bool events;           /* -e: sleep on a completion channel instead of busy polling */
+	bool bidirectional;    /* -b: both ends send at once (bw tests) */
+	bool report_both;      /* --report-both: with -b, each direction's table too */
+	bool use_srq;          /* --use-srq: a receiving end's QPs share one SRQ (send tests) */
 };
 
 /* cli.c: 0 when the test runs, PERF_EXIT_USAGE on a usage error (reported),
@@ -93,7 +101,9 @@ const char *perf_conn_name(enum ibv_qp_type t);
 struct perf_end {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
+	struct ibv_comp_channel *channel; /* -e: the CQ's completion channel */
 	struct ibv_cq *cq;
+	struct ibv_srq *srq; /* --use-srq on an end that receives: every QP's receives */
 	struct ibv_mr *mr;
 	struct ibv_qp **qp;
 	struct ibv_ah **ah; /* UD: the peer of each QP */
@@ -134,6 +144,8 @@ struct perf_ctx {
 	unsigned int rx_depth; /* receive queue size */
 	uint64_t checked;      /* messages --check verified */
 	uint64_t lost;         /* UC, UD: messages --check found missing */
+	uint64_t cq_events;    /* -e: completion events taken from the channels */
+	uint64_t srq_recvs;    /* --use-srq: receives posted to an SRQ */
 	bool lat_rx_posted;    /* latency SEND: the receives are posted */
 };
 
@@ -145,6 +157,11 @@ enum ibv_mtu perf_mtu_enum(unsigned int bytes);
 void perf_leave_engine_cpu(void);
 int perf_end_connect(struct perf_ctx *c, struct perf_end *e, const struct perf_dest *peer);
 void perf_end_close(struct perf_ctx *c, struct perf_end *e);
+/* whether end @p end receives on an SRQ (--use-srq), as perftest creates one */
+bool perf_end_has_srq(const struct perf_ctx *c, int end);
+/* the index of @p e's QP number @p qpn (an SRQ's completion names its QP so), or -1 */
+int perf_end_qp_index(const struct perf_ctx *c, const struct perf_end *e, uint32_t qpn);
+/* a receive of @p len bytes at QP @p qp's buffer + @p slot_off, on the QP or its end's SRQ */
 int perf_post_recv(struct perf_ctx *c, struct perf_end *e, unsigned int qp, uint64_t slot_off,
 		   uint32_t len, uint64_t wr_id);
 
@@ -152,6 +169,17 @@ int perf_post_recv(struct perf_ctx *c, struct perf_end *e, unsigned int qp, uint
 int perf_loopback_open(struct perf_ctx *c);
 void perf_loopback_close(struct perf_ctx *c);
 void perf_size_queues(struct perf_ctx *c);
+
+/*
+ * events.c (-e): the CQ of an end reports to a completion channel, armed once
+ * it exists and again after every event; perf_events_wait() sleeps until one
+ * of the ends in @p ends (bit i: end i) has an event or @p timeout_ms passes.
+ * Callers sleep only after a poll of every CQ they wait for found nothing.
+ */
+int perf_events_open(struct perf_end *e);
+int perf_events_arm(struct perf_end *e);
+int perf_events_wait(struct perf_ctx *c, unsigned int ends, int timeout_ms);
+#define PERF_EVENTS_WAIT_MS 100 /* the loops check their deadlines this often */
 
 /* twohost.c: the whole run against the other host; 0, or -1 after reporting. */
 int perf_twohost_run(struct perf_ctx *c);
@@ -175,8 +203,12 @@ struct perf_lat_result {
 /* Called once a run is set up (receives posted), before it starts: the two-host SYNC. */
 typedef int (*perf_ready_fn)(void *arg);
 
+/*
+ * One size: r[0] is this process's direction (end 0's sends in --loopback);
+ * with -b in --loopback r[1] is the other one (end 1's sends).
+ */
 int perf_bw_run(struct perf_ctx *c, uint32_t size, perf_ready_fn ready, void *arg,
-		struct perf_bw_result *r);
+		struct perf_bw_result r[2]);
 int perf_lat_run(struct perf_ctx *c, uint32_t size, struct perf_lat_result *r);
 /* lat_twohost.c: end me against perftest's ping-pong and one-sided latency */
 int perf_lat_twohost_run(struct perf_ctx *c, uint32_t size, perf_ready_fn ready, void *arg,
@@ -208,10 +240,18 @@ void perf_report_oob(const struct perf_ctx *c, const struct perf_bw_result *r,
 void perf_report_addresses(const struct perf_ctx *c);
 void perf_report_table_title(const struct perf_ctx *c);
 void perf_report_bw(const struct perf_ctx *c, const struct perf_bw_result *r);
+/* -b: one row of both directions' sums (own size and iterations), as perftest's */
+void perf_report_bw_both(const struct perf_ctx *c, const struct perf_bw_result *own,
+			 const struct perf_bw_result *other);
+/* -b --report-both: a table of each direction after the summed one */
+void perf_report_bw_each(const struct perf_ctx *c, const struct perf_bw_result *own,
+			 const struct perf_bw_result *other, unsigned int n);
 void perf_report_lat(const struct perf_ctx *c, const struct perf_lat_result *r);
 void perf_report_end(const struct perf_ctx *c);
+/* @p other: -b's other direction, one per row of @p bw (else NULL) */
 int perf_report_json(const struct perf_ctx *c, const struct perf_bw_result *bw,
-		     const struct perf_lat_result *lat, unsigned int n);
+		     const struct perf_bw_result *other, const struct perf_lat_result *lat,
+		     unsigned int n);
 const char *perf_test_title(const struct perf_opts *o);
 
 static inline uint64_t perf_now_ns(void)

@@ -5,7 +5,8 @@
  * message is there; a sample is half the round trip, as perftest reports);
  * READ and atomics are end 0's requests to end 1's buffer (a sample is the
  * whole request). WRITE receivers poll the message's last byte, which changes
- * every iteration. One thread drives both ends.
+ * every iteration. One thread drives both ends; with -e (not WRITE) it sleeps
+ * on the waiting end's completion channel while its CQ is empty.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -43,7 +44,10 @@ static int stalled(uint64_t since)
 	return -1;
 }
 
-/* Poll @p end's CQ: send completions are reaped, a receive completion ends the wait. */
+/*
+ * Poll @p end's CQ: send completions are reaped, a receive completion ends the
+ * wait; the number of completions, or -1.
+ */
 static int poll_end(struct lat *l, int end, bool want_recv, bool *got)
 {
 	struct ibv_wc wc[8];
@@ -74,7 +78,7 @@ static int poll_end(struct lat *l, int end, bool want_recv, bool *got)
 			*got = true;
 		}
 	}
-	return 0;
+	return n;
 }
 
 static bool one_sided(const struct lat *l)
@@ -147,20 +151,26 @@ static int wait_message(struct lat *l, int end, uint64_t msg)
 	bool got = false;
 
 	for (unsigned int spin = 0;; spin++) {
+		int n = 0;
+
 		if (l->o->verb == PERF_WRITE) {
 			if (*last == tag) {
 				__atomic_thread_fence(__ATOMIC_ACQUIRE);
 				got = true;
 			}
 			/* reap send completions now and then */
-			if ((spin & 63) == 0 && poll_end(l, end, false, &got) != 0)
+			if ((spin & 63) == 0 && poll_end(l, end, false, &got) < 0)
 				return -1;
-		} else if (poll_end(l, end, true, &got) != 0) {
+		} else if ((n = poll_end(l, end, true, &got)) < 0) {
 			return -1;
 		}
 		if (got)
 			break;
-		if ((spin & 1023) == 1023 && stalled(t0) != 0)
+		/* -e: the CQ was empty since it was armed: sleep until it is not */
+		if (l->o->events && n == 0 &&
+		    perf_events_wait(l->c, 1u << end, PERF_EVENTS_WAIT_MS) != 0)
+			return -1;
+		if (((spin & 1023) == 1023 || l->o->events) && stalled(t0) != 0)
 			return -1;
 	}
 	if (l->o->verb == PERF_SEND && post_recv(l, end, msg) != 0)

@@ -7,7 +7,8 @@
  * given and polls the last byte of its own for the peer's; perftest's server
  * starts, the client answers. send_lat: SENDs into receives posted before the
  * size's SYNC; the client starts. read_lat, atomic_lat: the client requests,
- * the server's buffer answers. A ping-pong sample is half the time from one
+ * the server's buffer answers. With -e a side waiting for its CQ sleeps on
+ * the completion channel. A ping-pong sample is half the time from one
  * post to the next message's arrival, as perftest's; the side that starts
  * takes one sample a message, the other one fewer (its first message starts
  * no span).
@@ -96,7 +97,10 @@ static int post(struct tlat *t, uint64_t k)
 	return 0;
 }
 
-/* Reap completions; true in *got when a receive (SEND) or the request (one-sided) ended. */
+/*
+ * Reap completions; true in *got when a receive (SEND) or the request
+ * (one-sided) ended. The number of completions, or -1.
+ */
 static int poll_cq(struct tlat *t, bool *got)
 {
 	struct ibv_wc wc[8];
@@ -115,7 +119,7 @@ static int poll_cq(struct tlat *t, bool *got)
 		if ((wc[i].opcode & IBV_WC_RECV) || one_sided(t))
 			*got = true;
 	}
-	return 0;
+	return n;
 }
 
 /* Wait for the peer's message @p k (or this side's request to end). */
@@ -126,13 +130,19 @@ static int wait_for(struct tlat *t, uint64_t k, uint64_t iters)
 	bool got = false;
 
 	for (unsigned int spin = 0; !got; spin++) {
+		int n = 0;
+
 		if (t->o->verb == PERF_WRITE && *last == (uint8_t)k) {
 			__atomic_thread_fence(__ATOMIC_ACQUIRE);
 			got = true;
 		}
-		if ((t->o->verb != PERF_WRITE || (spin & 63) == 0) && poll_cq(t, &got) != 0)
+		if ((t->o->verb != PERF_WRITE || (spin & 63) == 0) && (n = poll_cq(t, &got)) < 0)
 			return -1;
-		if ((spin & 1023) == 1023 && perf_now_ns() - t0 > PERF_STALL_NS) {
+		/* -e (not WRITE): the CQ was empty since it was armed: sleep until it is not */
+		if (t->o->events && !got && n == 0 &&
+		    perf_events_wait(t->c, 1u << t->c->me, PERF_EVENTS_WAIT_MS) != 0)
+			return -1;
+		if (((spin & 1023) == 1023 || t->o->events) && perf_now_ns() - t0 > PERF_STALL_NS) {
 			fprintf(stderr, "droce-perf: no answer to message %llu for %llu s\n",
 				(unsigned long long)k, PERF_STALL_NS / 1000000000ull);
 			return -1;

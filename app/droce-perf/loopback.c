@@ -23,8 +23,10 @@
 
 /*
  * Queue depths and each QP's buffer: room for the messages in flight (bw), or
- * a send half and a receive half (lat); never less than the page size the
- * ends agreed on, which perftest may use from the address it was given.
+ * a send half and a receive half (lat, and bw with -b, where each end sends
+ * from one half while the other end's messages land in the other); never
+ * less than the page size the ends agreed on, which perftest may use from the
+ * address it was given.
  */
 void perf_size_queues(struct perf_ctx *c)
 {
@@ -51,6 +53,11 @@ void perf_size_queues(struct perf_ctx *c)
 	/* write_lat: the peer writes into the receive half (lat.c) */
 	if (o->kind == PERF_LAT && o->verb == PERF_WRITE)
 		c->vaddr_off = c->buf_len / 2;
+	/* -b: the peer's messages land in (or its READs read) the second half (bw.c) */
+	if (o->kind == PERF_BW && o->bidirectional) {
+		c->vaddr_off = c->buf_len;
+		c->buf_len *= 2;
+	}
 	c->max_inline = (unsigned int)o->inline_size;
 }
 

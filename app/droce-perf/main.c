@@ -46,30 +46,50 @@ unsigned int perf_sizes(const struct perf_ctx *c, uint32_t *sizes, unsigned int 
 	return n;
 }
 
+/* -b: a row of both directions' sums, as perftest prints (--report-both: each's after) */
+static int run_bw(struct perf_ctx *c, uint32_t size, struct perf_bw_result *own,
+		  struct perf_bw_result *other)
+{
+	struct perf_bw_result r[2];
+
+	if (perf_bw_run(c, size, NULL, NULL, r) != 0)
+		return -1;
+	*own = r[0];
+	if (c->o->bidirectional) {
+		*other = r[1];
+		perf_report_bw_both(c, own, other);
+	} else {
+		perf_report_bw(c, own);
+	}
+	return 0;
+}
+
 static int run_tests(struct perf_ctx *c)
 {
-	struct perf_bw_result bw[32];
+	struct perf_bw_result bw[32], other[32];
 	struct perf_lat_result lat[32];
 	uint32_t sizes[32];
 	unsigned int n = perf_sizes(c, sizes, 32);
+	bool bidir = c->o->kind == PERF_BW && c->o->bidirectional;
 
 	perf_report_header(c);
 	perf_report_addresses(c);
 	perf_report_table_title(c);
 	for (unsigned int i = 0; i < n; i++) {
 		if (c->o->kind == PERF_BW) {
-			if (perf_bw_run(c, sizes[i], NULL, NULL, &bw[i]) != 0)
+			if (run_bw(c, sizes[i], &bw[i], &other[i]) != 0)
 				return -1;
-			perf_report_bw(c, &bw[i]);
 		} else {
 			if (perf_lat_run(c, sizes[i], &lat[i]) != 0)
 				return -1;
 			perf_report_lat(c, &lat[i]);
 		}
 	}
+	if (bidir && c->o->report_both)
+		perf_report_bw_each(c, bw, other, n);
 	perf_report_end(c);
 	if (c->o->json_path != NULL &&
-	    perf_report_json(c, c->o->kind == PERF_BW ? bw : NULL,
+	    perf_report_json(c, c->o->kind == PERF_BW ? bw : NULL, bidir ? other : NULL,
 			     c->o->kind == PERF_LAT ? lat : NULL, n) != 0)
 		return -1;
 	return 0;

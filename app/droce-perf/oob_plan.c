@@ -14,6 +14,14 @@
  *       SYNC, DONE
  *   one-sided lat (read, atomic): SYNC, KEYS, connect, KEYS, SYNC, the
  *       client's runs, SYNC, DONE
+ *
+ * With -b both sides run every size and trade their rows (REPORT) right after
+ * it, and nobody waits for the client's last row at the end:
+ *
+ *   one-sided bw: KEYS, connect, KEYS, SYNC, per size (SYNC, run, with -a
+ *       one more SYNC, REPORT), SYNC, DONE
+ *   send_bw: KEYS, connect, SYNC, KEYS, per size (both post receives, SYNC,
+ *       run, REPORT, with -a one more SYNC), SYNC, DONE
  */
 #include "perf_oob.h"
 
@@ -75,6 +83,33 @@ unsigned int perf_oob_plan(enum perf_oob_flow flow, unsigned int n_sizes, bool a
 			msg(&p, PERF_OOB_SYNC);
 			add(&p, PERF_OOB_RUN, BOTH, i);
 			if (flow == PERF_OOB_FLOW_SEND_BW && all)
+				msg(&p, PERF_OOB_SYNC);
+		}
+		break;
+	case PERF_OOB_FLOW_BW_ONE_SIDED_BIDIR:
+		msg(&p, PERF_OOB_KEYS);
+		add(&p, PERF_OOB_CONNECT, BOTH, 0);
+		msg(&p, PERF_OOB_KEYS);
+		msg(&p, PERF_OOB_SYNC);
+		for (unsigned int i = 0; i < n_sizes; i++) {
+			msg(&p, PERF_OOB_SYNC);
+			add(&p, PERF_OOB_RUN, BOTH, i);
+			if (all)
+				msg(&p, PERF_OOB_SYNC);
+			add(&p, PERF_OOB_REPORT, BOTH, i);
+		}
+		break;
+	case PERF_OOB_FLOW_SEND_BW_BIDIR:
+		msg(&p, PERF_OOB_KEYS);
+		add(&p, PERF_OOB_CONNECT, BOTH, 0);
+		msg(&p, PERF_OOB_SYNC);
+		msg(&p, PERF_OOB_KEYS);
+		for (unsigned int i = 0; i < n_sizes; i++) {
+			add(&p, PERF_OOB_RECV, BOTH, i);
+			msg(&p, PERF_OOB_SYNC);
+			add(&p, PERF_OOB_RUN, BOTH, i);
+			add(&p, PERF_OOB_REPORT, BOTH, i);
+			if (all)
 				msg(&p, PERF_OOB_SYNC);
 		}
 		break;

@@ -92,7 +92,7 @@ enum perf_oob_step_kind {
 	PERF_OOB_MTU,        /* each side's path MTU; both use the smaller */
 	PERF_OOB_KEYS,       /* every QP's address, one message per QP in QP order */
 	PERF_OOB_SYNC,       /* QP 0's address once more: both sides got this far */
-	PERF_OOB_REPORT,     /* the client's last result line (five numbers) */
+	PERF_OOB_REPORT,     /* the client's last result line (five numbers); -b: each side's */
 	PERF_OOB_DONE,       /* "done", then the connection closes */
 	/* local steps */
 	PERF_OOB_CONNECT, /* QPs to RTR and RTS towards the peer's addresses */
@@ -106,7 +106,7 @@ enum perf_oob_step_kind {
 struct perf_oob_step {
 	enum perf_oob_step_kind kind;
 	unsigned int who;        /* local steps: PERF_OOB_CLIENT, PERF_OOB_SERVER or both */
-	unsigned int size_index; /* PERF_OOB_RECV, PERF_OOB_RUN */
+	unsigned int size_index; /* PERF_OOB_RECV, PERF_OOB_RUN, -b's PERF_OOB_REPORT */
 };
 
 enum perf_oob_flow {
@@ -115,6 +115,9 @@ enum perf_oob_flow {
 	PERF_OOB_FLOW_WRITE_LAT,
 	PERF_OOB_FLOW_SEND_LAT,
 	PERF_OOB_FLOW_LAT_ONE_SIDED, /* read_lat, atomic_lat */
+	/* -b: both sides run, and trade their rows after each size */
+	PERF_OOB_FLOW_BW_ONE_SIDED_BIDIR,
+	PERF_OOB_FLOW_SEND_BW_BIDIR,
 };
 
 /*

@@ -22,7 +22,7 @@
 	" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]  " \
 	"  t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n"
 
-/* perftest's: "<verb> [<atomic op>] [Post List] BW|Latency Test" */
+/* perftest's: "<verb> [<atomic op>] [Bidirectional] [Post List] BW|Latency Test" */
 const char *perf_test_title(const struct perf_opts *o)
 {
 	static const char *const verbs[] = {
@@ -33,10 +33,11 @@ const char *perf_test_title(const struct perf_opts *o)
 	};
 	static char title[96];
 
-	snprintf(title, sizeof(title), "%s %s%s%s Test", verbs[o->verb],
+	snprintf(title, sizeof(title), "%s %s%s%s%s Test", verbs[o->verb],
 		 o->verb != PERF_ATOMIC ? ""
 		 : o->atomic_cas        ? "CMP_AND_SWAP "
 					: "FETCH_AND_ADD ",
+		 o->kind == PERF_BW && o->bidirectional ? "Bidirectional " : "",
 		 o->kind == PERF_BW && o->post_list > 1 ? "Post List " : "",
 		 o->kind == PERF_BW ? "BW" : "Latency");
 	return title;
@@ -58,17 +59,22 @@ void perf_report_header(const struct perf_ctx *c)
 
 	printf(RESULT_LINE);
 	printf("                    %s\n", perf_test_title(o));
+	/* -e: perftest names the device's completion vector its CQs use (0) */
+	if (o->events)
+		printf(" Test with events. Using %s_comp0\n", c->dev_name[c->me]);
 	printf(" Dual-port       : OFF\t\tDevice         : %s\n", c->dev_name[c->me]);
 	printf(" Number of qps   : %u\t\tTransport type : IB\n", o->num_qps);
-	printf(" Connection type : %s\t\tUsing SRQ      : OFF\n", perf_conn_name(o->qp_type));
+	printf(" Connection type : %s\t\tUsing SRQ      : %s\n", perf_conn_name(o->qp_type),
+	       o->use_srq ? "ON" : "OFF");
 	printf(" PCIe relax order: OFF\n");
 	printf(" ibv_wr* API     : OFF\n");
-	/* as perftest: the sender's depth, the receiver's */
-	if (c->role != PERF_ROLE_SERVER)
+	/* as perftest: the sender's depth, the receiver's (-b: both sides are both) */
+	if (c->role != PERF_ROLE_SERVER || o->bidirectional)
 		printf(" TX depth        : %u\n", o->tx_depth);
 	if (o->kind == PERF_BW && o->post_list > 1)
 		printf(" Post List       : %u\n", o->post_list);
-	if (o->verb == PERF_SEND && o->kind == PERF_BW && c->role != PERF_ROLE_CLIENT)
+	if (o->verb == PERF_SEND && o->kind == PERF_BW &&
+	    (c->role != PERF_ROLE_CLIENT || o->bidirectional))
 		printf(" RX depth        : %u\n", c->rx_depth);
 	if (o->kind == PERF_BW)
 		printf(" CQ Moderation   : %u\n", o->cq_mod);
@@ -193,6 +199,44 @@ void perf_report_bw(const struct perf_ctx *c, const struct perf_bw_result *r)
 	perf_report_remote_bw(c, &row);
 }
 
+/* perftest's -b row: its own size and iterations, both directions' figures added */
+static struct perf_bw_result both(const struct perf_bw_result *own,
+				  const struct perf_bw_result *other)
+{
+	return (struct perf_bw_result){.bytes = own->bytes,
+				       .iters = own->iters,
+				       .bw_peak = own->bw_peak + other->bw_peak,
+				       .bw_avg = own->bw_avg + other->bw_avg,
+				       .msg_rate = own->msg_rate + other->msg_rate};
+}
+
+void perf_report_bw_both(const struct perf_ctx *c, const struct perf_bw_result *own,
+			 const struct perf_bw_result *other)
+{
+	struct perf_bw_result sum = both(own, other);
+
+	perf_report_bw(c, &sum);
+}
+
+static void each_table(const struct perf_ctx *c, const char *name, const struct perf_bw_result *r,
+		       unsigned int n)
+{
+	printf(RESULT_LINE);
+	printf("\n %s results: \n", name);
+	printf(RESULT_LINE);
+	perf_report_table_title(c);
+	for (unsigned int i = 0; i < n; i++)
+		perf_report_bw(c, &r[i]);
+}
+
+/* perftest's --report-both layout; the caller closes the last table */
+void perf_report_bw_each(const struct perf_ctx *c, const struct perf_bw_result *own,
+			 const struct perf_bw_result *other, unsigned int n)
+{
+	each_table(c, "Local", own, n);
+	each_table(c, "Remote", other, n);
+}
+
 void perf_report_lat(const struct perf_ctx *c, const struct perf_lat_result *r)
 {
 	static const char *const col[] = {"#bytes",  "#iterations",    "t_min",
@@ -221,6 +265,20 @@ void perf_report_end(const struct perf_ctx *c)
 		       c->checked, c->lost);
 }
 
+/* -u as the QP holds it (RC only: UC and UD have no ACKs to time) */
+static void json_qp_timeout(FILE *f, const struct perf_ctx *c)
+{
+	const struct perf_end *e = &c->end[c->me];
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+
+	if (c->o->qp_type == IBV_QPT_RC && e->qp != NULL &&
+	    ibv_query_qp(e->qp[0], &a, IBV_QP_TIMEOUT, &ia) == 0)
+		fprintf(f, "  \"qp_timeout\": %u,\n", a.timeout);
+	else
+		fprintf(f, "  \"qp_timeout\": null,\n");
+}
+
 static void json_header(FILE *f, const struct perf_ctx *c)
 {
 	const struct perf_opts *o = c->o;
@@ -247,15 +305,53 @@ static void json_header(FILE *f, const struct perf_ctx *c)
 	fprintf(f, "  \"check\": %s,\n", o->check ? "true" : "false");
 	fprintf(f, "  \"checked_messages\": %" PRIu64 ",\n", c->checked);
 	fprintf(f, "  \"lost_messages\": %" PRIu64 ",\n", c->lost);
+	fprintf(f, "  \"bidirectional\": %s,\n", o->bidirectional ? "true" : "false");
+	fprintf(f, "  \"events\": %s,\n", o->events ? "true" : "false");
+	fprintf(f, "  \"cq_events\": %" PRIu64 ",\n", c->cq_events);
+	fprintf(f, "  \"use_srq\": %s,\n", o->use_srq ? "true" : "false");
+	fprintf(f, "  \"srq_receives\": %" PRIu64 ",\n", c->srq_recvs);
+	json_qp_timeout(f, c);
 	if (o->kind == PERF_BW)
 		fprintf(f, "  \"bw_unit\": \"%s\",\n", o->report_gbits ? "Gb/sec" : "MB/sec");
 	else
 		fprintf(f, "  \"time_unit\": \"usec\",\n");
 }
 
+static void json_bw(FILE *f, const struct perf_ctx *c, const struct perf_bw_result *r)
+{
+	fprintf(f,
+		"\"bytes\": %" PRIu64 ", \"iterations\": %" PRIu64
+		", \"bw_peak\": %.2f, \"bw_average\": %.2f, \"msg_rate\": %.6f",
+		r->bytes, r->iters, bw_unit(c, r->bw_peak), bw_unit(c, r->bw_avg),
+		r->msg_rate / 1e6);
+}
+
+/* A row: -b's is the sum the table shows, then each direction's own figures. */
+static void json_bw_row(FILE *f, const struct perf_ctx *c, const struct perf_bw_result *own,
+			const struct perf_bw_result *other)
+{
+	struct perf_bw_result sum;
+
+	if (other == NULL) {
+		fprintf(f, "{");
+		json_bw(f, c, own);
+		fprintf(f, "}");
+		return;
+	}
+	sum = both(own, other);
+	fprintf(f, "{");
+	json_bw(f, c, &sum);
+	fprintf(f, ",\n     \"local\": {");
+	json_bw(f, c, own);
+	fprintf(f, "},\n     \"remote\": {");
+	json_bw(f, c, other);
+	fprintf(f, "}}");
+}
+
 /* The rows as the table shows them: same rounding, so the numbers are the same. */
 int perf_report_json(const struct perf_ctx *c, const struct perf_bw_result *bw,
-		     const struct perf_lat_result *lat, unsigned int n)
+		     const struct perf_bw_result *other, const struct perf_lat_result *lat,
+		     unsigned int n)
 {
 	FILE *f = fopen(c->o->json_path, "w");
 
@@ -268,11 +364,7 @@ int perf_report_json(const struct perf_ctx *c, const struct perf_bw_result *bw,
 	for (unsigned int i = 0; i < n; i++) {
 		fprintf(f, "%s\n    ", i ? "," : "");
 		if (bw != NULL)
-			fprintf(f,
-				"{\"bytes\": %" PRIu64 ", \"iterations\": %" PRIu64
-				", \"bw_peak\": %.2f, \"bw_average\": %.2f, \"msg_rate\": %.6f}",
-				bw[i].bytes, bw[i].iters, bw_unit(c, bw[i].bw_peak),
-				bw_unit(c, bw[i].bw_avg), bw[i].msg_rate / 1e6);
+			json_bw_row(f, c, &bw[i], other != NULL ? &other[i] : NULL);
 		else
 			fprintf(f,
 				"{\"bytes\": %" PRIu64 ", \"iterations\": %" PRIu64

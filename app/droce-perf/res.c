@@ -82,13 +82,15 @@ static int create_qps(struct perf_ctx *c, struct perf_end *e)
 		return fail("calloc");
 	}
 	for (unsigned int i = 0; i < n; i++) {
+		/* an SRQ's QPs have no receive queue of their own */
 		struct ibv_qp_init_attr ia = {
 			.send_cq = e->cq,
 			.recv_cq = e->cq,
+			.srq = e->srq,
 			.cap = {.max_send_wr = c->tx_depth,
-				.max_recv_wr = c->rx_depth,
+				.max_recv_wr = e->srq != NULL ? 0 : c->rx_depth,
 				.max_send_sge = 1,
-				.max_recv_sge = 1,
+				.max_recv_sge = e->srq != NULL ? 0 : 1,
 				.max_inline_data = c->max_inline},
 			.qp_type = c->o->qp_type,
 		};
@@ -156,7 +158,35 @@ static int alloc_buffer(const struct perf_ctx *c, struct perf_end *e, size_t len
 	return 0;
 }
 
-/* PD, CQ, buffer and MR, QPs in INIT: once the queue and buffer sizes are known. */
+/*
+ * perftest's rule: an SRQ on the ends that receive, that is the server (end
+ * 1), and the client too when it receives (latency ping-pongs, -b).
+ */
+bool perf_end_has_srq(const struct perf_ctx *c, int end)
+{
+	const struct perf_opts *o = c->o;
+
+	return o->use_srq && (end == 1 || o->kind == PERF_LAT || o->bidirectional);
+}
+
+int perf_end_qp_index(const struct perf_ctx *c, const struct perf_end *e, uint32_t qpn)
+{
+	for (unsigned int i = 0; i < c->o->num_qps; i++)
+		if (e->qp[i]->qp_num == qpn)
+			return (int)i;
+	return -1;
+}
+
+/* The SRQ holds the receive queue's worth (-r) for all the QPs, as perftest's. */
+static int create_srq(struct perf_ctx *c, struct perf_end *e)
+{
+	struct ibv_srq_init_attr a = {.attr = {.max_wr = c->rx_depth, .max_sge = 1}};
+
+	e->srq = ibv_create_srq(e->pd, &a);
+	return e->srq != NULL ? 0 : fail("ibv_create_srq");
+}
+
+/* PD, CQ, buffer and MR, SRQ, QPs in INIT: once the queue and buffer sizes are known. */
 int perf_end_create(struct perf_ctx *c, struct perf_end *e)
 {
 	unsigned int n = c->o->num_qps;
@@ -166,9 +196,15 @@ int perf_end_create(struct perf_ctx *c, struct perf_end *e)
 	e->pd = ibv_alloc_pd(e->ctx);
 	if (e->pd == NULL)
 		return fail("ibv_alloc_pd");
-	e->cq = ibv_create_cq(e->ctx, cqe, NULL, NULL, 0);
+	if (c->o->events && perf_events_open(e) != 0)
+		return -1;
+	e->cq = ibv_create_cq(e->ctx, cqe, NULL, e->channel, 0);
 	if (e->cq == NULL)
 		return fail("ibv_create_cq");
+	if (c->o->events && perf_events_arm(e) != 0)
+		return -1;
+	if (perf_end_has_srq(c, (int)(e - c->end)) && create_srq(c, e) != 0)
+		return -1;
 	if (alloc_buffer(c, e, len) != 0)
 		return -1;
 	e->mr = ibv_reg_mr(e->pd, e->buf, len,
@@ -284,7 +320,7 @@ static int connect_qp(struct perf_ctx *c, struct perf_end *e, unsigned int i,
 		return fail("ibv_modify_qp(RTR)");
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = e->local[i].psn;
-	a.timeout = 14;
+	a.timeout = c->o->qp_timeout; /* -u */
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	/* as many READs and atomics at once as the peer said it answers, at most -o */
@@ -312,8 +348,18 @@ int perf_post_recv(struct perf_ctx *c, struct perf_end *e, unsigned int qp, uint
 		.lkey = e->mr->lkey,
 	};
 	struct ibv_recv_wr wr = {.wr_id = wr_id, .sg_list = &s, .num_sge = 1}, *bad;
-	int rc = ibv_post_recv(e->qp[qp], &wr, &bad);
+	int rc;
 
+	if (e->srq != NULL) {
+		rc = ibv_post_srq_recv(e->srq, &wr, &bad);
+		if (rc != 0) {
+			fprintf(stderr, "droce-perf: ibv_post_srq_recv: %s\n", strerror(rc));
+			return -1;
+		}
+		c->srq_recvs++;
+		return 0;
+	}
+	rc = ibv_post_recv(e->qp[qp], &wr, &bad);
 	if (rc != 0) {
 		fprintf(stderr, "droce-perf: ibv_post_recv: %s\n", strerror(rc));
 		return -1;
@@ -329,10 +375,14 @@ void perf_end_close(struct perf_ctx *c, struct perf_end *e)
 		if (e->qp[i] != NULL)
 			ibv_destroy_qp(e->qp[i]);
 	}
+	if (e->srq != NULL)
+		ibv_destroy_srq(e->srq);
 	if (e->mr != NULL)
 		ibv_dereg_mr(e->mr);
 	if (e->cq != NULL)
 		ibv_destroy_cq(e->cq);
+	if (e->channel != NULL)
+		ibv_destroy_comp_channel(e->channel);
 	if (e->pd != NULL)
 		ibv_dealloc_pd(e->pd);
 	if (e->ctx != NULL)

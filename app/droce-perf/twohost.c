@@ -7,6 +7,8 @@
  * page and cache line sizes and MTU, every QP's address, the SYNCs that keep
  * the two in step, the client's result report and "done". The client is end 0
  * (it requests); the server is end 1 (it receives SENDs, answers the rest).
+ * With -b both send, and after each size they trade their rows and print the
+ * sums, as perftest's sides do.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,6 +32,7 @@ struct twohost {
 	uint32_t sizes[SIZES_MAX];
 	unsigned int n_sizes;
 	struct perf_bw_result bw[SIZES_MAX];
+	struct perf_bw_result other[SIZES_MAX]; /* -b: the other side's rows */
 	struct perf_lat_result lat[SIZES_MAX];
 	unsigned int n_rows;
 	unsigned int keys_seen;
@@ -38,6 +41,9 @@ struct twohost {
 
 static enum perf_oob_flow flow_of(const struct perf_opts *o)
 {
+	if (o->kind == PERF_BW && o->bidirectional)
+		return o->verb == PERF_SEND ? PERF_OOB_FLOW_SEND_BW_BIDIR
+					    : PERF_OOB_FLOW_BW_ONE_SIDED_BIDIR;
 	if (o->kind == PERF_BW)
 		return o->verb == PERF_SEND ? PERF_OOB_FLOW_SEND_BW : PERF_OOB_FLOW_BW_ONE_SIDED;
 	if (o->verb == PERF_WRITE)
@@ -262,9 +268,14 @@ static int run(struct twohost *t, unsigned int i, perf_ready_fn ready)
 
 	title(t);
 	if (c->o->kind == PERF_BW) {
-		rc = perf_bw_run(c, t->sizes[i], ready, t, &t->bw[t->n_rows]);
+		struct perf_bw_result r[2];
+
+		rc = perf_bw_run(c, t->sizes[i], ready, t, r);
 		if (rc == 0)
-			perf_report_bw(c, &t->bw[t->n_rows]);
+			t->bw[t->n_rows] = r[0];
+		/* -b: the row comes once the other side's is here (report_both()) */
+		if (rc == 0 && !c->o->bidirectional)
+			perf_report_bw(c, &r[0]);
 	} else {
 		rc = perf_lat_twohost_run(c, t->sizes[i], ready, t, &t->lat[t->n_rows]);
 		if (rc == 0)
@@ -289,32 +300,64 @@ static int recv_sync_run(struct twohost *t)
 	return run(t, s->size_index, sync_peer);
 }
 
+/* Trade rows: @p mine goes (none: zeros), the other side's comes back as it sent it. */
+static int xchg_row(struct twohost *t, const struct perf_bw_result *mine,
+		    struct perf_oob_report *theirs)
+{
+	struct perf_oob_report out = {0};
+	uint8_t m[PERF_OOB_REPORT_FIELDS][PERF_OOB_FIELD_LEN];
+	uint8_t in[PERF_OOB_REPORT_FIELDS][PERF_OOB_FIELD_LEN];
+
+	if (mine != NULL)
+		perf_report_oob(t->c, mine, &out);
+	perf_oob_report_encode(m, &out);
+	for (int i = 0; i < PERF_OOB_REPORT_FIELDS; i++)
+		if (perf_oob_xchg(&t->oob, m[i], in[i], PERF_OOB_FIELD_LEN) != 0)
+			return -1;
+	perf_oob_report_decode(in, theirs);
+	return 0;
+}
+
+/* A row in the table's unit as a result in bytes and messages a second. */
+static struct perf_bw_result from_row(const struct perf_ctx *c, const struct perf_oob_report *r)
+{
+	double unit = c->o->report_gbits ? 1e9 / 8 : 1 << 20;
+
+	return (struct perf_bw_result){.bytes = r->size,
+				       .iters = r->iters,
+				       .bw_peak = r->bw_peak * unit,
+				       .bw_avg = r->bw_avg * unit,
+				       .msg_rate = r->msg_rate * 1e6};
+}
+
 /* The client's last row goes to the server, which prints it as its own result. */
 static int report(struct twohost *t)
 {
 	struct perf_ctx *c = t->c;
-	struct perf_oob_report mine = {0}, theirs;
-	uint8_t m[PERF_OOB_REPORT_FIELDS][PERF_OOB_FIELD_LEN];
-	uint8_t in[PERF_OOB_REPORT_FIELDS][PERF_OOB_FIELD_LEN];
-	double unit = c->o->report_gbits ? 1e9 / 8 : 1 << 20;
+	struct perf_oob_report theirs;
 
-	if (t->me == PERF_OOB_CLIENT && t->n_rows > 0)
-		perf_report_oob(c, &t->bw[t->n_rows - 1], &mine);
-	perf_oob_report_encode(m, &mine);
-	for (int i = 0; i < PERF_OOB_REPORT_FIELDS; i++)
-		if (perf_oob_xchg(&t->oob, m[i], in[i], PERF_OOB_FIELD_LEN) != 0)
-			return -1;
+	if (xchg_row(t, t->me == PERF_OOB_CLIENT && t->n_rows > 0 ? &t->bw[t->n_rows - 1] : NULL,
+		     &theirs) != 0)
+		return -1;
 	if (t->me == PERF_OOB_CLIENT)
 		return 0;
-	perf_oob_report_decode(in, &theirs);
 	title(t);
 	perf_report_remote_bw(c, &theirs);
-	t->bw[0] = (struct perf_bw_result){.bytes = theirs.size,
-					   .iters = theirs.iters,
-					   .bw_peak = theirs.bw_peak * unit,
-					   .bw_avg = theirs.bw_avg * unit,
-					   .msg_rate = theirs.msg_rate * 1e6};
+	t->bw[0] = from_row(c, &theirs);
 	t->n_rows = 1;
+	return 0;
+}
+
+/* -b: both sides' rows of the size just run, each side printing the sums. */
+static int report_both(struct twohost *t)
+{
+	struct perf_oob_report theirs;
+	unsigned int i = t->n_rows - 1;
+
+	if (t->n_rows == 0 || xchg_row(t, &t->bw[i], &theirs) != 0)
+		return -1;
+	t->other[i] = from_row(t->c, &theirs);
+	perf_report_bw_both(t->c, &t->bw[i], &t->other[i]);
 	return 0;
 }
 
@@ -342,7 +385,7 @@ static int step(struct twohost *t)
 	case PERF_OOB_SYNC:
 		return sync_peer(t);
 	case PERF_OOB_REPORT:
-		return report(t);
+		return c->o->bidirectional ? report_both(t) : report(t);
 	case PERF_OOB_DONE:
 		return perf_oob_done(&t->oob);
 	case PERF_OOB_CONNECT:
@@ -358,6 +401,7 @@ static int step(struct twohost *t)
 int perf_twohost_run(struct perf_ctx *c)
 {
 	static struct twohost t;
+	bool bidir = c->o->kind == PERF_BW && c->o->bidirectional;
 	int rc = 0;
 
 	memset(&t, 0, sizeof(t));
@@ -380,9 +424,11 @@ int perf_twohost_run(struct perf_ctx *c)
 	perf_oob_close(&t.oob);
 	if (rc != 0)
 		return -1;
+	if (bidir && c->o->report_both)
+		perf_report_bw_each(c, t.bw, t.other, t.n_rows);
 	perf_report_end(c);
 	if (c->o->json_path != NULL &&
-	    perf_report_json(c, c->o->kind == PERF_BW ? t.bw : NULL,
+	    perf_report_json(c, c->o->kind == PERF_BW ? t.bw : NULL, bidir ? t.other : NULL,
 			     c->o->kind == PERF_LAT ? t.lat : NULL, t.n_rows) != 0)
 		return -1;
 	return 0;

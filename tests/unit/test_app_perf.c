@@ -3,10 +3,14 @@
  * droce-perf as a user runs it: perftest's command line (exit status 2 on a
  * usage error), a short --loopback run of every test whose output has
  * perftest's header, address lines and table, --out_json with the table's
- * numbers, and --check. Figures are printed, never judged: these machines are
- * shared. Two-host runs: test_app_perf_twohost.c and tests/integration.
+ * numbers, and --check; -u, -e, -b and --use-srq, each shown to have happened
+ * (the QP's timeout, the channel's events, both directions' messages checked,
+ * the receives posted to an SRQ). Figures are printed, never judged: these
+ * machines are shared. Two-host runs: test_app_perf_twohost.c and
+ * tests/integration.
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +33,9 @@ static void setup(void)
 	/* --loopback sets DROCE_DEVICES itself when it is unset; the embedded engine */
 	unsetenv("DROCE_DEVICES");
 	unsetenv("DROCE_DAEMON");
+	/* the engine's DPDK memory on plain pages: no run fails because another test
+	 * (app_perf_twohost runs alongside) took the free hugepages in the meantime */
+	setenv("DROCE_NO_HUGE", "1", 1);
 }
 
 TestSuite(app_perf, .init = setup, .timeout = 120);
@@ -56,6 +63,33 @@ static int run_perf(const char *args)
 static void expect_usage_error(const char *args)
 {
 	cr_expect_eq(run_perf(args), 2, "'%s' is a usage error", args);
+}
+
+/* Run droce-perf with @p args; its stderr lands in out[]; returns the exit status. */
+static int run_perf_stderr(const char *args)
+{
+	const char *bin = getenv("DROCE_PERF");
+	char cmd[4096];
+	size_t n;
+	FILE *p;
+	int st;
+
+	cr_assert_not_null(bin, "DROCE_PERF is not set (run the tests through meson)");
+	snprintf(cmd, sizeof(cmd), "'%s' %s 2>&1 >/dev/null", bin, args);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	st = pclose(p);
+	cr_assert(WIFEXITED(st), "droce-perf did not exit normally: %s", args);
+	return WEXITSTATUS(st);
+}
+
+/* A refused combination: exit status 2 and a message naming what to change. */
+static void expect_refused(const char *args, const char *says)
+{
+	cr_expect_eq(run_perf_stderr(args), 2, "'%s' is a usage error", args);
+	cr_expect_not_null(strstr(out, says), "'%s': no '%s' in: %s", args, says, out);
 }
 
 Test(app_perf, usage_errors_exit_2)
@@ -103,6 +137,25 @@ Test(app_perf, usage_errors_exit_2)
 	expect_usage_error("write_lat -D 2");
 }
 
+Test(app_perf, mode_flags_refused_where_perftest_refuses_them)
+{
+	/* a WRITE's target has no completion to wait for */
+	expect_refused("write_bw --loopback -e", "-e waits for completions");
+	expect_refused("write_lat --loopback --events", "-e waits for completions");
+	expect_refused("send_bw --loopback -e -D 2", "-e and -D do not go together");
+	expect_refused("send_lat --loopback -b", "-b is for bandwidth tests");
+	expect_refused("read_lat --loopback --bidirectional", "-b is for bandwidth tests");
+	expect_refused("write_bw --loopback --use-srq", "--use-srq is for send tests");
+	expect_refused("atomic_bw --loopback --use-srq", "--use-srq is for send tests");
+	expect_refused("send_bw --loopback --use-srq -q 8 -r 4", "a receive for every QP");
+	expect_refused("write_bw --loopback -u 32", "bad value for -u");
+	expect_refused("write_bw --loopback -u -1", "bad value for -u");
+	expect_refused("write_bw --loopback --qp-timeout=x", "bad value for -u");
+	/* two hosts: the same rules */
+	expect_refused("write_bw -e 127.0.0.1", "-e waits for completions");
+	expect_refused("read_bw --use-srq", "--use-srq is for send tests");
+}
+
 Test(app_perf, help_and_version_exit_0)
 {
 	cr_expect_eq(run_perf("-h"), 0);
@@ -111,6 +164,11 @@ Test(app_perf, help_and_version_exit_0)
 	cr_expect_not_null(strstr(out, "-A, --atomic_type"));
 	cr_expect_not_null(strstr(out, "--out_json"));
 	cr_expect_not_null(strstr(out, "--use_hugepages"));
+	cr_expect_not_null(strstr(out, "-u, --qp-timeout"));
+	cr_expect_not_null(strstr(out, "-e, --events"));
+	cr_expect_not_null(strstr(out, "-b, --bidirectional"));
+	cr_expect_not_null(strstr(out, "--use-srq"));
+	cr_expect_not_null(strstr(out, "--report-both"));
 	cr_expect_eq(run_perf("--version"), 0);
 	cr_expect(strncmp(out, "droce-perf ", 11) == 0, "%s", out);
 }
@@ -510,4 +568,189 @@ Test(app_perf, no_droced_is_a_failure_not_a_usage_error)
 	/* with DROCE_DAEMON the devices are droced's (tests/integration/perf_daemon.sh) */
 	setenv("DROCE_DAEMON", "/nonexistent/droced.sock", 1);
 	cr_expect_eq(run_perf("write_bw --loopback -F -n 10"), 1);
+}
+
+/* A run with --out_json into a temporary file: the JSON text (the run's stdout in out[]). */
+static const char *json_run(const char *args)
+{
+	char path[] = "/tmp/droce-test-perf-XXXXXX", cmd[512];
+	const char *json;
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "%s --out_json %s", args, path);
+	cr_assert_eq(run_perf(cmd), 0, "%s:\n%s", cmd, out);
+	json = read_file(path);
+	unlink(path);
+	expect_json_object(json);
+	return json;
+}
+
+Test(app_perf, qp_timeout_reaches_the_qp)
+{
+	const char *json = json_run("write_bw --loopback -F -n 50 -s 4096 -u 20");
+
+	cr_expect_eq(strtod(json_value(json, "qp_timeout"), NULL), 20);
+	/* perftest's default, 14 */
+	json = json_run("send_lat --loopback -F -n 20");
+	cr_expect_eq(strtod(json_value(json, "qp_timeout"), NULL), 14);
+	/* UC has no ACKs to time: -u is taken, as perftest does, and not applied */
+	json = json_run("write_bw --loopback -F -n 50 -s 1000 -c UC --qp-timeout=3");
+	cr_expect(strncmp(json_value(json, "qp_timeout"), "null", 4) == 0, "%s", json);
+}
+
+/* -e: the header says so, the run completes, and it slept on the channel's events. */
+static void events_run(const char *args, const char *title_line, double iters)
+{
+	double rows[1][9];
+	const char *json = json_run(args);
+	bool bw = strstr(args, "_bw") != NULL;
+
+	expect_line(title_line);
+	expect_line(" Test with events. Using droce0_comp0\n");
+	cr_assert_eq(table_rows(bw ? BW_TITLE : LAT_TITLE, bw ? 5 : 9, rows, 1), 1, "%s", out);
+	cr_expect_eq(rows[0][1], iters);
+	cr_expect(strncmp(json_value(json, "events"), "true", 4) == 0);
+	cr_expect_gt(strtod(json_value(json, "cq_events"), NULL), 0, "%s: no events", args);
+}
+
+Test(app_perf, events)
+{
+	const char *json;
+
+	events_run("send_bw --loopback -F -e -n 500 -s 4096", "Send BW Test", 500);
+	events_run("read_bw --loopback -F --events -n 200 -s 4096 -q 2", "RDMA_Read BW Test", 400);
+	events_run("atomic_bw --loopback -F -e -n 100", "Atomic FETCH_AND_ADD BW Test", 100);
+	events_run("send_lat --loopback -F -e -n 50", "Send Latency Test", 50);
+	events_run("read_lat --loopback -F -e -n 50", "RDMA_Read Latency Test", 50);
+	events_run("atomic_lat --loopback -F -e -n 50", "Atomic FETCH_AND_ADD Latency Test", 50);
+	/* busy polling takes no events */
+	json = json_run("send_bw --loopback -F -n 50");
+	cr_expect_eq(strtod(json_value(json, "cq_events"), NULL), 0);
+}
+
+Test(app_perf, events_with_post_lists_and_check)
+{
+	check_run("send_bw --loopback -F -e -l 10 -n 300 -s 1000 --check",
+		  " Data check: 300 messages verified, 0 errors, 0 lost\n");
+	expect_line(" Test with events. Using droce0_comp0\n");
+	check_run("send_lat --loopback -F -e -n 30 -s 100 --check",
+		  " Data check: 60 messages verified, 0 errors, 0 lost\n");
+}
+
+/* The value of @p key in the object that follows "@p obj": in @p json. */
+static double json_sub(const char *json, const char *obj, const char *key)
+{
+	return strtod(json_value(json_value(json, obj), key), NULL);
+}
+
+/*
+ * -b: perftest's title and header, one row of both directions' sums, and in
+ * the JSON each direction's own figures, which add up to the row's (within
+ * the printed rounding).
+ */
+static const char *bidir_run(const char *args, const char *title_line, double iters)
+{
+	double rows[1][9];
+	const char *json = json_run(args);
+
+	expect_line(title_line);
+	expect_line(" TX depth        : ");
+	cr_assert_eq(table_rows(BW_TITLE, 5, rows, 1), 1, "%s", out);
+	cr_expect_eq(rows[0][1], iters, "#iterations: this side's, as perftest's");
+	cr_expect(strncmp(json_value(json, "bidirectional"), "true", 4) == 0);
+	cr_expect_eq(json_sub(json, "local", "iterations"), iters);
+	cr_expect_eq(json_sub(json, "remote", "iterations"), iters, "the other direction ran");
+	cr_expect_gt(json_sub(json, "remote", "bw_average"), 0);
+	cr_expect_leq(fabs(json_sub(json, "local", "bw_average") +
+			   json_sub(json, "remote", "bw_average") - rows[0][3]),
+		      0.011, "the row's average is the sum of the directions'");
+	cr_expect_leq(fabs(json_sub(json, "local", "msg_rate") +
+			   json_sub(json, "remote", "msg_rate") - rows[0][4]),
+		      0.0000011, "the row's rate is the sum of the directions'");
+	return json;
+}
+
+Test(app_perf, bidirectional_write_and_send)
+{
+	/* --check counts every message of both directions: twice the iterations */
+	bidir_run("write_bw --loopback -F -b --check -n 100 -s 3000 -q 2",
+		  "                    RDMA_Write Bidirectional BW Test\n", 200);
+	expect_line(" Data check: 400 messages verified, 0 errors, 0 lost\n");
+	bidir_run("send_bw --loopback -F --bidirectional --check -n 100 -s 3000",
+		  "                    Send Bidirectional BW Test\n", 100);
+	expect_line(" RX depth        : 512\n");
+	expect_line(" Data check: 200 messages verified, 0 errors, 0 lost\n");
+}
+
+Test(app_perf, bidirectional_read_atomic_ud_post_list)
+{
+	bidir_run("read_bw --loopback -F -b --check -n 60 -s 3000",
+		  "                    RDMA_Read Bidirectional BW Test\n", 60);
+	expect_line(" Data check: 120 messages verified, 0 errors, 0 lost\n");
+	bidir_run("atomic_bw --loopback -F -b --check -n 100",
+		  "                    Atomic FETCH_AND_ADD Bidirectional BW Test\n", 100);
+	expect_line(" Data check: 200 messages verified, 0 errors, 0 lost\n");
+	bidir_run("send_bw --loopback -F -b --check -n 100 -s 1000 -c UD",
+		  "                    Send Bidirectional BW Test\n", 100);
+	expect_line(" messages verified, 0 errors, ");
+	bidir_run("write_bw --loopback -F -b -l 10 -n 200 -s 512",
+		  "                    RDMA_Write Bidirectional Post List BW Test\n", 200);
+}
+
+/* --report-both: perftest's Local and Remote tables after the row of sums. */
+Test(app_perf, bidirectional_report_both)
+{
+	double sum[1][9], local[1][9], remote[1][9];
+	const char *p;
+
+	cr_assert_eq(run_perf("write_bw --loopback -F -b --report-both -n 100 -s 2048"), 0, "%s",
+		     out);
+	cr_assert_eq(table_rows(BW_TITLE, 5, sum, 1), 1);
+	p = strstr(out, "\n Local results: \n" DASHES BW_TITLE);
+	cr_assert_not_null(p, "no Local results table in:\n%s", out);
+	cr_assert_not_null(strstr(p, "\n Remote results: \n" DASHES BW_TITLE),
+			   "no Remote results table after it in:\n%s", out);
+	/* table_rows() reads the first table under a title: move past the earlier ones */
+	memmove(out, p + 1, strlen(p + 1) + 1);
+	cr_assert_eq(table_rows(BW_TITLE, 5, local, 1), 1);
+	p = strstr(out, " Remote results: ");
+	memmove(out, p, strlen(p) + 1);
+	cr_assert_eq(table_rows(BW_TITLE, 5, remote, 1), 1);
+	cr_expect_eq(local[0][1], 100);
+	cr_expect_eq(remote[0][1], 100);
+	cr_expect_leq(fabs(local[0][3] + remote[0][3] - sum[0][3]), 0.011);
+}
+
+/* --use-srq: the header says ON, and every message came into a receive posted to an SRQ. */
+static void srq_run(const char *args, const char *verified, double srq_receives)
+{
+	const char *json = json_run(args);
+
+	expect_line("\tUsing SRQ      : ON\n");
+	expect_line(verified);
+	cr_expect(strncmp(json_value(json, "use_srq"), "true", 4) == 0);
+	cr_expect_geq(strtod(json_value(json, "srq_receives"), NULL), srq_receives, "%s", json);
+}
+
+Test(app_perf, use_srq)
+{
+	const char *json;
+
+	/* 4 QPs' receives on one SRQ: each message checked on the QP it came by */
+	srq_run("send_bw --loopback -F --use-srq --check -q 4 -n 200 -s 2048",
+		" Data check: 800 messages verified, 0 errors, 0 lost\n", 800);
+	/* -b: both ends receive on an SRQ of their own */
+	srq_run("send_bw --loopback -F --use-srq -b --check -q 2 -n 100 -s 1024",
+		" Data check: 400 messages verified, 0 errors, 0 lost\n", 400);
+	/* ping-pong: both ends' receives */
+	srq_run("send_lat --loopback -F --use-srq --check -n 40 -s 64",
+		" Data check: 80 messages verified, 0 errors, 0 lost\n", 80);
+	srq_run("send_bw --loopback -F --use-srq --check -q 2 -n 100 -s 512 -c UD -e",
+		" messages verified, 0 errors, ", 1);
+	/* without it: no SRQ */
+	json = json_run("send_bw --loopback -F -n 50");
+	cr_expect_eq(strtod(json_value(json, "srq_receives"), NULL), 0);
+	expect_line("\tUsing SRQ      : OFF\n");
 }
