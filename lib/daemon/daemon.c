@@ -146,6 +146,9 @@ struct droce_daemon *droce_daemon_start(const struct droce_daemon_conf *conf)
 			rc == -EADDRINUSE ? "another droced serves it" : strerror(-rc));
 		goto fail;
 	}
+	/* the telemetry commands answer from the EAL's start on (an empty list until the
+	 * loop serves clients): registered before it, as DPDK's own libraries do */
+	dtelemetry_register(d);
 	rc = engine_env(conf);
 	if (rc != 0)
 		goto fail;
@@ -174,7 +177,6 @@ struct droce_daemon *droce_daemon_start(const struct droce_daemon_conf *conf)
 	d->listen_tag.type = TAG_LISTEN;
 	if (d->epfd < 0 || epoll_add(d, d->listen_fd, &d->listen_tag) != 0)
 		goto fail;
-	dtelemetry_register(d);
 	fprintf(stderr, "droced: serving %d device%s on %s\n", d->n_devs, d->n_devs == 1 ? "" : "s",
 		conf->socket_path);
 	return d;
