@@ -98,13 +98,9 @@ int devents_create(struct dclient *c)
 		droce_ring_mem_size(DROCE_DPROTO_EVENT_SLOTS, sizeof(struct droce_dproto_event));
 	int fd, rc;
 
-	len = (len + 4095) & ~(size_t)4095;
-	fd = memfd_create("droced-events", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	fd = droce_dproto_memfd("droced-events", len, 0, &len);
 	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)len) != 0 ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
-		goto fail;
+		return fd;
 	c->ev_mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (c->ev_mem == MAP_FAILED) {
 		c->ev_mem = NULL;

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* droced's control-socket protocol: body sizes per operation and datagram framing. */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -82,6 +85,29 @@ ssize_t droce_dproto_body_size(uint32_t op, bool reply)
 	if (op == 0 || op >= DPROTO_OP_COUNT)
 		return -1;
 	return (ssize_t)(reply ? op_table[op].rep : op_table[op].req);
+}
+
+int droce_dproto_memfd(const char *name, size_t len, unsigned int mfd_flags, size_t *len_out)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING | mfd_flags), err;
+	size_t block = 4096;
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	/* hugetlbfs reports its hugepage size as the block */
+	if (fstat(fd, &st) == 0 && st.st_blksize > 0)
+		block = (size_t)st.st_blksize;
+	len = (len + block - 1) / block * block;
+	if (ftruncate(fd, (off_t)len) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	if (len_out != NULL)
+		*len_out = len;
+	return fd;
 }
 
 const char *droce_dproto_op_name(uint32_t op)

@@ -247,6 +247,16 @@ int droce_dproto_send(int sock, const struct droce_dproto_hdr *hdr, const void *
 ssize_t droce_dproto_recv(int sock, struct droce_dproto_hdr *hdr, void *body, size_t cap, int *fds,
 			  unsigned int *nfds);
 
+/**
+ * A memfd of @p len bytes for memory shared with droced or its applications,
+ * rounded up to the file's block (a page; a hugepage with MFD_HUGETLB in
+ * @p mfd_flags) and sealed against shrinking and growing, so that no process
+ * holding the descriptor can resize it under another's mapping (a SIGBUS
+ * there). Returns the descriptor (close-on-exec) and the rounded length in
+ * *@p len_out (may be NULL), or -errno.
+ */
+int droce_dproto_memfd(const char *name, size_t len, unsigned int mfd_flags, size_t *len_out);
+
 /** The name of an operation, for logs. */
 const char *droce_dproto_op_name(uint32_t op);
 

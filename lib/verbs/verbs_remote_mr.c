@@ -191,12 +191,9 @@ static int share_private(uintptr_t addr, size_t len)
 
 	if (n < 0)
 		return n;
-	fd = memfd_create("droce-shared-private", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	fd = droce_dproto_memfd("droce-shared-private", hi - lo, 0, NULL);
 	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)(hi - lo)) != 0 ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
-		goto fail;
+		return fd;
 	tmp = mmap(NULL, hi - lo, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (tmp == MAP_FAILED)
 		goto fail;
@@ -269,8 +266,6 @@ int droce_remote_reg_mr(struct droce_mr *mr, struct ibv_pd *pd, void *addr, size
 
 void *droce_alloc_shared(size_t length, unsigned int flags)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	unsigned int mfd = MFD_CLOEXEC | MFD_ALLOW_SEALING;
 	size_t len;
 	void *p;
 	int fd;
@@ -279,26 +274,11 @@ void *droce_alloc_shared(size_t length, unsigned int flags)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (flags & DROCE_SHARED_HUGEPAGES)
-		mfd |= MFD_HUGETLB;
-	fd = memfd_create("droce-shared", mfd);
-	if (fd < 0)
-		return NULL;
-	len = (length + (size_t)page - 1) & ~((size_t)page - 1);
-	if (flags & DROCE_SHARED_HUGEPAGES) {
-		struct stat st;
-
-		if (fstat(fd, &st) == 0 && st.st_blksize > 0)
-			len = (length + (size_t)st.st_blksize - 1) / (size_t)st.st_blksize *
-			      (size_t)st.st_blksize;
-	}
 	/* sealed: no process can shrink the file under droced's mapping (SIGBUS) */
-	if (ftruncate(fd, (off_t)len) != 0 ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
-		int err = errno;
-
-		close(fd);
-		errno = err;
+	fd = droce_dproto_memfd("droce-shared", length,
+				(flags & DROCE_SHARED_HUGEPAGES) ? MFD_HUGETLB : 0, &len);
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
 	}
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

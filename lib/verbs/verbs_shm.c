@@ -14,13 +14,14 @@
 
 int droce_shm_alloc(struct droce_shm *m, size_t len, const char *name)
 {
-	m->len = (len + 4095) & ~(size_t)4095;
-	m->fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (m->fd < 0)
-		return -errno;
-	if (ftruncate(m->fd, (off_t)m->len) != 0 ||
-	    fcntl(m->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
-		goto out_close;
+	m->fd = droce_dproto_memfd(name, len, 0, &m->len);
+	if (m->fd < 0) {
+		int err = m->fd;
+
+		m->fd = -1;
+		m->addr = NULL;
+		return err;
+	}
 	m->addr = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
 	if (m->addr == MAP_FAILED)
 		goto out_close;
