@@ -49,6 +49,11 @@ static int engine_env(const struct droce_daemon_conf *c)
 		return -errno;
 	if (eal[0] != '\0' && setenv("DROCE_EAL_ARGS", eal, 1) != 0)
 		return -errno;
+	if (c->lcores != 0) {
+		snprintf(n, sizeof(n), "%u", c->lcores);
+		if (setenv("DROCE_LCORES", n, 1) != 0)
+			return -errno;
+	}
 	if (c->idle_sleep_us >= 0) {
 		snprintf(n, sizeof(n), "%d", c->idle_sleep_us);
 		if (setenv("DROCE_IDLE_SLEEP_US", n, 1) != 0)

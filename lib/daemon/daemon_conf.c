@@ -8,6 +8,7 @@
 
 #include "droce_daemon.h"
 #include "droce_dproto.h"
+#include "droce_engine.h"
 
 void droce_daemon_conf_init(struct droce_daemon_conf *c)
 {
@@ -103,6 +104,16 @@ int droce_daemon_conf_set(struct droce_daemon_conf *c, const char *key, const ch
 		rc = set_uint(&v, 1u << 20, 10, key, value, err, errlen);
 		if (rc == 0)
 			c->memory_mb = (unsigned int)v;
+		return rc;
+	}
+	if (strcmp(key, "lcores") == 0) {
+		rc = set_uint(&v, DROCE_ENGINE_LCORES_MAX, 10, key, value, err, errlen);
+		if (rc == 0 && v == 0) {
+			snprintf(err, errlen, "%s: must be at least 1", key);
+			rc = -EINVAL;
+		}
+		if (rc == 0)
+			c->lcores = (unsigned int)v;
 		return rc;
 	}
 	if (strcmp(key, "idle_sleep_us") == 0) {

@@ -28,6 +28,7 @@ struct droce_daemon_conf {
 	char eal_args[512];                         /**< eal: extra EAL arguments */
 	unsigned int memory_mb;         /**< memory: EAL -m (MB), 0 for DPDK's default */
 	int idle_sleep_us;              /**< idle_sleep_us: engine back-off, -1 for the default */
+	unsigned int lcores;            /**< lcores: engine lcores, 0 for the default (1) */
 	unsigned int max_clients;       /**< max_clients: connections at once */
 	unsigned int max_objects;       /**< max_objects: objects per connection */
 	unsigned int max_objects_total; /**< max_objects_total: objects of all connections */

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * droce's engine: the DPDK lcore that runs the ports and the transport of
+ * droce's engine: the DPDK lcores that run the ports and the transport of
  * every QP, inside the application's process (the embedded engine) or inside
- * droced. The verbs layer registers its objects here (control path, one call
- * at a time, from any thread); the engine lcore applies each registration
- * between two passes of its poll loop, so the data path takes no lock.
+ * droced. Each QP belongs to one lcore. The verbs layer registers its objects
+ * here (control path, one call at a time, from any thread); the lcore applies
+ * each registration between two passes of its poll loop, so the data path
+ * takes no lock.
  *
  * Errors: 0 or -errno.
  */
@@ -94,9 +95,18 @@ struct droce_engine_conf {
 	struct droce_engine_port_conf port[DROCE_ENGINE_PORTS_MAX];
 	/** extra EAL arguments, blank separated (DROCE_EAL_ARGS), or NULL */
 	const char *eal_args;
-	/** microseconds the lcore sleeps after a run of idle loops (0: never sleeps) */
+	/** microseconds an lcore sleeps after a run of idle loops (0: never sleeps) */
 	uint32_t idle_sleep_us;
+	/**
+	 * engine lcores (0: 1; at most DROCE_ENGINE_LCORES_MAX): each runs its share of the
+	 * QPs and polls its own queue pair of every port, so every port's device must offer
+	 * this many queue pairs
+	 */
+	unsigned int lcores;
 };
+
+/** Engine lcores at most (DROCE_PORT_QUEUES_MAX: a queue pair of every port each). */
+#define DROCE_ENGINE_LCORES_MAX 8
 
 struct droce_mr_table;
 
@@ -113,7 +123,7 @@ struct droce_engine_hooks {
 
 /**
  * Start the engine in this process: the EAL (if it is not running yet), the
- * ports, and one engine lcore. Idempotent while running.
+ * ports, and conf->lcores engine lcores. Idempotent while running.
  * @return 0; -EINVAL for a bad configuration; -EALREADY if the EAL runs but
  *   has no lcore to give; the DPDK error otherwise.
  */
@@ -223,10 +233,27 @@ struct droce_engine_stats {
 	uint64_t parse_errors[32]; /**< by enum droce_parse_status */
 	uint64_t tx_pkts;
 	uint64_t tx_waits; /**< send passes a QP skipped: its port's device was behind */
+	/** packets for a QP of another lcore, handed to it (several lcores) */
+	uint64_t rx_dispatched;
+	/** of those, dropped: the owner lcore's inbox was full */
+	uint64_t rx_dispatch_dropped;
 };
 
-/** Engine-wide counters (rx_not_roce, rx_no_qp and parse_errors: the sums over the ports). */
+/** Engine-wide counters: the sums over the lcores (and over the ports' queues). */
 void droce_engine_stats_get(struct droce_engine_stats *stats);
+
+/** The engine lcores that run (0 when the engine does not). */
+unsigned int droce_engine_lcores(void);
+
+/**
+ * The counters of engine lcore @p idx alone (0 .. droce_engine_lcores() - 1): its loops,
+ * busy loops, the frames its queues received and sent, what it handed to other lcores.
+ * @return 0; -EINVAL (no such lcore); -ENODEV (engine not running).
+ */
+int droce_engine_lcore_stats(unsigned int idx, struct droce_engine_stats *stats);
+
+/** The lcore QP @p qpn runs on (an index as above), or -ENOENT / -ENODEV. */
+int droce_engine_qp_lcore(uint32_t qpn);
 
 struct droce_counter;
 

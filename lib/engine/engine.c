@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Starting and stopping the engine: the EAL (with an lcore for the engine and
- * the application's own thread left unpinned), the ports and their neighbour
- * tables, and the engine lcore.
+ * Starting and stopping the engine: the EAL (with lcores for the engine and
+ * the application's own thread left unpinned), the ports (a queue pair per
+ * engine lcore) and their neighbour tables, and the engine lcores.
  */
 #include <errno.h>
 #include <sched.h>
@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
@@ -17,6 +18,7 @@
 #include <rte_errno.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
+#include <rte_mbuf_dyn.h>
 
 #include "engine_priv.h"
 
@@ -72,21 +74,22 @@ static bool telemetry_wanted(const struct engine *e)
 /*
  * EAL arguments of the embedded engine: its own file prefix, no PCI scan
  * unless asked, hugepages when the machine has free ones, main lcore 0 on
- * every CPU (the application's thread keeps its affinity) and lcore 1 for the
- * engine on the last CPU. DROCE_EAL_ARGS adds to or overrides these.
+ * every CPU (the application's thread keeps its affinity) and lcores 1..n for
+ * the engine on the last CPUs, one each (round again when there are fewer).
+ * DROCE_EAL_ARGS adds to or overrides these.
  */
 static int eal_start(struct engine *e)
 {
-	static char args[EAL_ARGS_MAX][128];
+	static char args[EAL_ARGS_MAX][320];
 	char *argv[EAL_ARGS_MAX];
 	const char *no_huge = getenv("DROCE_NO_HUGE");
-	char cpus[256] = "", *end = cpus;
-	int argc = 0, last = 0, cpu;
+	char cpus[256] = "", *end = cpus, lcores[256], *lend = lcores;
+	int argc = 0, cpu, n_cpus = 0, list[CPU_SETSIZE];
 	bool telemetry;
 	cpu_set_t set;
 
 	/* the CPUs this thread may run on (taskset, cgroups): lcore 0 keeps all of them, so
-	 * the application's threads keep their affinity; the engine takes the last one */
+	 * the application's threads keep their affinity; the engine takes the last ones */
 	if (sched_getaffinity(0, sizeof(set), &set) != 0) {
 		CPU_ZERO(&set);
 		CPU_SET(0, &set);
@@ -96,8 +99,12 @@ static int eal_start(struct engine *e)
 			continue;
 		end += snprintf(end, (size_t)(cpus + sizeof(cpus) - end), "%s%d",
 				end == cpus ? "" : ",", cpu);
-		last = cpu;
+		list[n_cpus++] = cpu;
 	}
+	lend += snprintf(lcores, sizeof(lcores), "0@(%s)", cpus);
+	for (unsigned int k = 0; k < e->n_lcores && lend < lcores + sizeof(lcores) - 16; k++)
+		lend += snprintf(lend, (size_t)(lcores + sizeof(lcores) - lend), ",%u@%d", k + 1,
+				 list[(unsigned int)n_cpus - 1 - k % (unsigned int)n_cpus]);
 	snprintf(e->file_prefix, sizeof(e->file_prefix), "droce-%d", (int)getpid());
 #define ARG(...) snprintf(args[argc], sizeof(args[0]), __VA_ARGS__), argv[argc] = args[argc], argc++
 	ARG("droce");
@@ -107,7 +114,7 @@ static int eal_start(struct engine *e)
 	if (!telemetry)
 		ARG("--no-telemetry");
 	ARG("--log-level=error");
-	ARG("--lcores=0@(%s),1@%d", cpus, last);
+	ARG("--lcores=%s", lcores);
 	if ((no_huge == NULL || strcmp(no_huge, "1") != 0) && free_hugepages() >= 64) {
 		/* no -m: DPDK takes hugepages as its pools need them (some 40 MB a port), none
 		 * reserved up front, so hugepages another process took meanwhile do not stop the
@@ -162,7 +169,9 @@ static void eal_finish(struct engine *e, bool cleanup)
 /* Open a port, its neighbour table and the addresses the transport sends from. */
 static int port_start(struct engine *e, struct engine_port *p)
 {
-	struct droce_port_conf pc = {.nb_queues = 1, .mtu = p->conf.mtu, .socket = SOCKET_ID_ANY};
+	struct droce_port_conf pc = {.nb_queues = (uint16_t)e->n_lcores,
+				     .mtu = p->conf.mtu,
+				     .socket = SOCKET_ID_ANY};
 	struct droce_neigh_cfg nc;
 	char ring_name[RTE_ETH_NAME_MAX_LEN], devargs[sizeof(p->conf.device) + 32];
 	unsigned int i;
@@ -172,22 +181,26 @@ static int port_start(struct engine *e, struct engine_port *p)
 		snprintf(ring_name, sizeof(ring_name), "net_ring_%.54s", p->conf.name);
 		pc.device = ring_name;
 	} else {
-		rc = engine_devargs(p->conf.device, p->conf.mtu, devargs, sizeof(devargs));
+		rc = engine_devargs(p->conf.device, p->conf.mtu, e->n_lcores, devargs,
+				    sizeof(devargs));
 		if (rc != 0)
 			return rc;
 		pc.device = devargs;
 	}
-	memset(&p->rx, 0, sizeof(p->rx));
-	memset(&p->retired, 0, sizeof(p->retired));
 	/* a second start in this process counts from zero as well */
-	p->loop_head = p->loop_tail = 0;
-	p->loop_pkts = p->loop_dropped = 0;
-	p->n_unres = 0;
-	p->unres_queued = p->unres_dropped = 0;
+	memset(p->pq, 0, sizeof(p->pq));
+	rte_spinlock_init(&p->neigh_lock);
+	rte_spinlock_init(&p->cap_lock);
+	/* several queue pairs hold several RX rings and TX backlogs of mbufs */
+	if (e->n_lcores > 1)
+		pc.nb_mbufs = 8192 * e->n_lcores - 1;
 	/* a memif client may come up before its server: it starts once the server is there */
 	pc.start_later = p->conf.link[0] == '\0' && strstr(devargs, "net_memif") != NULL &&
 			 strstr(devargs, "role=client") != NULL;
 	rc = droce_port_open(&p->port, &pc);
+	if (rc == -ENOTSUP && e->n_lcores > 1)
+		fprintf(stderr, "droce: %s: the device does not offer %u queue pairs, one per engine lcore\n",
+			p->conf.name, e->n_lcores);
 	if (rc != 0)
 		return rc;
 	if (p->conf.link[0] != '\0' || memcmp(p->conf.mac, "\0\0\0\0\0\0", 6) != 0) {
@@ -268,7 +281,8 @@ static int links_create(struct engine *e)
 			const struct droce_engine_port_conf *b = &e->conf.port[j];
 
 			if (strcmp(a->link, b->link) == 0) {
-				int rc = droce_port_ring_pair(a->name, b->name, 1);
+				int rc = droce_port_ring_pair(a->name, b->name,
+							      (uint16_t)e->n_lcores);
 
 				if (rc != 0)
 					return rc;
@@ -289,32 +303,97 @@ static int links_create(struct engine *e)
 
 static void engine_teardown(struct engine *e)
 {
-	unsigned int i;
+	unsigned int i, k;
 
+	for (k = 0; k < e->n_lcores; k++) {
+		struct engine_lcore *lc = &e->lcores[k];
+		struct rte_mbuf *m;
+
+		for (i = 0; i < ENGINE_QPS_MAX; i++) {
+			if (lc->qps[i] != NULL)
+				droce_tqp_fini(&lc->qps[i]->pq->env, &lc->qps[i]->tqp);
+			free(lc->qps[i]);
+			lc->qps[i] = NULL;
+		}
+		lc->n_qps = 0;
+		lc->n_list = 0;
+		while (lc->inbox != NULL && rte_ring_dequeue(lc->inbox, (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		rte_ring_free(lc->inbox);
+		lc->inbox = NULL;
+	}
 	for (i = 0; i < e->n_ports; i++) {
-		engine_fault_drain(&e->ports[i]);
-		droce_capture_close(e->ports[i].cap);
-		e->ports[i].cap = NULL;
-		for (unsigned int k = 0; k < e->ports[i].n_unres; k++)
-			rte_pktmbuf_free(e->ports[i].unres[k].m);
-		e->ports[i].n_unres = 0;
-		while (e->ports[i].loop_head != e->ports[i].loop_tail)
-			rte_pktmbuf_free(
-				e->ports[i].loop[e->ports[i].loop_head++ & (ENGINE_LOOP_RING - 1)]);
-		droce_neigh_free(e->ports[i].neigh);
-		droce_port_close(&e->ports[i].port);
+		struct engine_port *p = &e->ports[i];
+
+		engine_fault_drain(p);
+		droce_capture_close(p->cap);
+		p->cap = NULL;
+		for (k = 0; k < e->n_lcores; k++) {
+			struct engine_pq *pq = &p->pq[k];
+
+			for (unsigned int u = 0; u < pq->n_unres; u++)
+				rte_pktmbuf_free(pq->unres[u].m);
+			pq->n_unres = 0;
+			while (pq->loop_head != pq->loop_tail)
+				rte_pktmbuf_free(pq->loop[pq->loop_head++ & (ENGINE_LOOP_RING - 1)]);
+		}
+		droce_neigh_free(p->neigh);
+		droce_port_close(&p->port);
 	}
 	e->n_ports = 0;
-	for (i = 0; i < ENGINE_QPS_MAX; i++) {
-		if (e->qps[i] != NULL)
-			droce_tqp_fini(&e->qps[i]->port->env, &e->qps[i]->tqp);
-		free(e->qps[i]);
-		e->qps[i] = NULL;
-	}
-	e->n_qps = 0;
-	e->n_list = 0;
 	free(e->ahs);
 	e->ahs = NULL;
+	if (e->qp_owner != NULL)
+		munmap(e->qp_owner, DROCE_QPN_MASK + 1u);
+	e->qp_owner = NULL;
+	e->multi = false;
+}
+
+/*
+ * What several lcores need: an inbox each for the packets another lcore receives for
+ * its QPs, the QPN -> lcore map, and a mbuf field for the parse that travels with them.
+ */
+static int lcores_prepare(struct engine *e)
+{
+	static const struct rte_mbuf_dynfield pkt_field = {
+		.name = "droce_dynfield_pkt",
+		.size = sizeof(struct droce_pkt),
+		.align = __alignof__(struct droce_pkt),
+	};
+
+	for (unsigned int k = 0; k < e->n_lcores; k++) {
+		struct engine_lcore *lc = &e->lcores[k];
+
+		memset(&lc->stats, 0, sizeof(lc->stats));
+		lc->e = e;
+		lc->idx = k;
+		lc->pending = NULL;
+		/* slots of about a microsecond (the wheel rounds down to a power of two) */
+		droce_timer_wheel_init(&lc->wheel, rte_get_timer_cycles(),
+				       droce_timer_ns_to_ticks(1000, rte_get_timer_hz()));
+	}
+	e->mbuf_pkt_off = -1;
+	if (e->n_lcores == 1)
+		return 0;
+	e->qp_owner = mmap(NULL, DROCE_QPN_MASK + 1u, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (e->qp_owner == MAP_FAILED) {
+		e->qp_owner = NULL;
+		return -ENOMEM;
+	}
+	for (unsigned int k = 0; k < e->n_lcores; k++) {
+		char name[RTE_RING_NAMESIZE];
+
+		snprintf(name, sizeof(name), "droce_inbox_%u", k);
+		e->lcores[k].inbox =
+			rte_ring_create(name, ENGINE_INBOX, SOCKET_ID_ANY, RING_F_SC_DEQ);
+		if (e->lcores[k].inbox == NULL)
+			return -rte_errno;
+	}
+	/* without room for it, the owner parses the packet again */
+	e->mbuf_pkt_off = rte_mbuf_dynfield_register(&pkt_field);
+	e->multi = true;
+	return 0;
 }
 
 static void engine_stop(bool full);
@@ -333,11 +412,11 @@ int droce_engine_start(const struct droce_engine_conf *conf, const struct droce_
 		       struct droce_mr_table *keys)
 {
 	struct engine *e = &droce_engine;
-	unsigned int i;
+	unsigned int i, lcore;
 	int rc;
 
 	if (conf == NULL || hooks == NULL || keys == NULL || conf->n_ports == 0 ||
-	    conf->n_ports > DROCE_ENGINE_PORTS_MAX)
+	    conf->n_ports > DROCE_ENGINE_PORTS_MAX || conf->lcores > DROCE_ENGINE_LCORES_MAX)
 		return -EINVAL;
 	pthread_mutex_lock(&e->ctl_lock);
 	if (e->running) {
@@ -345,6 +424,7 @@ int droce_engine_start(const struct droce_engine_conf *conf, const struct droce_
 		return 0;
 	}
 	e->conf = *conf;
+	e->n_lcores = conf->lcores == 0 ? 1 : conf->lcores;
 	e->hooks = *hooks;
 	e->keys = keys;
 	e->ahs = calloc(ENGINE_AHS_MAX, sizeof(*e->ahs));
@@ -355,11 +435,15 @@ int droce_engine_start(const struct droce_engine_conf *conf, const struct droce_
 		if (rc == -EALREADY)
 			rc = 0;
 	}
-	if (rc == 0) {
-		e->lcore = rte_get_next_lcore(rte_get_main_lcore(), 1, 0);
-		if (e->lcore >= RTE_MAX_LCORE)
+	for (i = 0, lcore = rte_get_main_lcore(); rc == 0 && i < e->n_lcores; i++) {
+		lcore = rte_get_next_lcore(lcore, 1, 0);
+		if (lcore >= RTE_MAX_LCORE)
 			rc = -EALREADY;
+		else
+			e->lcores[i].lcore_id = lcore;
 	}
+	if (rc == 0)
+		rc = lcores_prepare(e);
 	if (rc == 0)
 		rc = links_create(e);
 	for (i = 0; rc == 0 && i < conf->n_ports; i++) {
@@ -372,13 +456,15 @@ int droce_engine_start(const struct droce_engine_conf *conf, const struct droce_
 		e->hz_per_us = rte_get_timer_hz() / 1000000;
 		if (e->hz_per_us == 0)
 			e->hz_per_us = 1;
-		/* slots of about a microsecond (the wheel rounds down to a power of two) */
-		droce_timer_wheel_init(&e->wheel, rte_get_timer_cycles(),
-				       droce_timer_ns_to_ticks(1000, rte_get_timer_hz()));
 		__atomic_store_n(&e->running, true, __ATOMIC_RELEASE);
-		rc = rte_eal_remote_launch(engine_lcore_main, e, e->lcore);
-		if (rc != 0)
+		for (i = 0; rc == 0 && i < e->n_lcores; i++)
+			rc = rte_eal_remote_launch(engine_lcore_main, &e->lcores[i],
+						   e->lcores[i].lcore_id);
+		if (rc != 0) {
 			__atomic_store_n(&e->running, false, __ATOMIC_RELEASE);
+			while (i-- > 1)
+				rte_eal_wait_lcore(e->lcores[i - 1].lcore_id);
+		}
 	}
 	if (rc != 0) {
 		engine_teardown(e);
@@ -405,7 +491,8 @@ static void engine_stop(bool full)
 		return;
 	}
 	__atomic_store_n(&e->running, false, __ATOMIC_RELEASE);
-	rte_eal_wait_lcore(e->lcore);
+	for (unsigned int k = 0; k < e->n_lcores; k++)
+		rte_eal_wait_lcore(e->lcores[k].lcore_id);
 	/* even the light stop at exit finishes the capture files: the lcore no longer writes */
 	for (unsigned int i = 0; i < e->n_ports; i++) {
 		droce_capture_close(e->ports[i].cap);
@@ -467,28 +554,36 @@ int droce_engine_port_stats(const char *name, struct droce_engine_port_stats *st
 		st->pool_size = p->port.pool->size;
 		st->pool_avail_start = p->pool_avail_start;
 		st->pool_avail = rte_mempool_avail_count(p->port.pool);
-		st->rx_pkts = p->port.qstats[0].rx_pkts;
-		st->tx_pkts = p->port.qstats[0].tx_pkts;
-		st->tx_dropped = p->port.qstats[0].tx_dropped;
-		st->tx_full = p->port.qstats[0].tx_full;
-		st->tx_waiting = droce_port_tx_pending(&p->port, 0);
-		st->rx_bytes = p->port.qstats[0].rx_bytes;
-		st->tx_bytes = p->port.qstats[0].tx_bytes;
-		st->loopback_pkts = p->loop_pkts;
-		st->loopback_dropped = p->loop_dropped;
-		if (p->fault != NULL) {
+		/* the sums over the lcores' queue pairs */
+		for (unsigned int k = 0; k < e->n_lcores; k++) {
+			const struct droce_port_qstats *q = &p->port.qstats[k];
+
+			st->rx_pkts += q->rx_pkts;
+			st->tx_pkts += q->tx_pkts;
+			st->tx_dropped += q->tx_dropped;
+			st->tx_full += q->tx_full;
+			st->tx_waiting += droce_port_tx_pending(&p->port, (uint16_t)k);
+			st->rx_bytes += q->rx_bytes;
+			st->tx_bytes += q->tx_bytes;
+			st->loopback_pkts += p->pq[k].loop_pkts;
+			st->loopback_dropped += p->pq[k].loop_dropped;
+		}
+		for (unsigned int k = 0; k < e->n_lcores; k++) {
+			const struct droce_fault *f = p->pq[k].fault;
 			struct droce_fault_stats fs;
 
-			droce_fault_stats_get(p->fault, &fs);
+			if (f == NULL)
+				continue;
+			droce_fault_stats_get(f, &fs);
 			st->fault = true;
-			st->fault_offered = fs.rx_pkts;
-			st->fault_sent = fs.tx_pkts;
-			st->fault_dropped = fs.injected[DROCE_FAULT_DROP];
-			st->fault_duplicated = fs.injected[DROCE_FAULT_DUP];
-			st->fault_reordered = fs.injected[DROCE_FAULT_REORDER];
-			st->fault_corrupted = fs.injected[DROCE_FAULT_CORRUPT];
-			st->fault_delayed = fs.injected[DROCE_FAULT_DELAY];
-			st->fault_held = droce_fault_held_count(p->fault);
+			st->fault_offered += fs.rx_pkts;
+			st->fault_sent += fs.tx_pkts;
+			st->fault_dropped += fs.injected[DROCE_FAULT_DROP];
+			st->fault_duplicated += fs.injected[DROCE_FAULT_DUP];
+			st->fault_reordered += fs.injected[DROCE_FAULT_REORDER];
+			st->fault_corrupted += fs.injected[DROCE_FAULT_CORRUPT];
+			st->fault_delayed += fs.injected[DROCE_FAULT_DELAY];
+			st->fault_held += droce_fault_held_count(f);
 		}
 		rc = 0;
 	}
@@ -496,19 +591,69 @@ int droce_engine_port_stats(const char *name, struct droce_engine_port_stats *st
 	return rc;
 }
 
-void droce_engine_stats_get(struct droce_engine_stats *stats)
+/* Add the counters of lcore @p k to @p stats. */
+static void lcore_stats_add(const struct engine *e, unsigned int k, struct droce_engine_stats *stats)
 {
-	const struct engine *e = &droce_engine;
+	const struct droce_engine_stats *s = &e->lcores[k].stats;
 
-	/* counters are written by the lcore only: a torn 64-bit read is not possible on x86-64 */
-	memcpy(stats, &e->stats, sizeof(*stats));
-	/* what the ports drop before any QP: the sums of the ports' own counters */
+	/* written by that lcore only: a torn 64-bit read is not possible on x86-64 */
+	stats->loops += s->loops;
+	stats->busy_loops += s->busy_loops;
+	stats->rx_pkts += s->rx_pkts;
+	stats->tx_pkts += s->tx_pkts;
+	stats->tx_waits += s->tx_waits;
+	stats->rx_dispatched += s->rx_dispatched;
+	stats->rx_dispatch_dropped += s->rx_dispatch_dropped;
+	/* what the ports drop before any QP: the sums of the lcore's queues' own counters */
 	for (unsigned int i = 0; i < e->n_ports; i++) {
-		const struct engine_port_rx *rx = &e->ports[i].rx;
+		const struct engine_port_rx *rx = &e->ports[i].pq[k].rx;
 
 		stats->rx_not_roce += rx->not_roce;
 		stats->rx_no_qp += rx->no_qp;
 		for (unsigned int r = 0; r < DROCE_PARSE_STATUS_COUNT; r++)
 			stats->parse_errors[r] += rx->parse[r];
 	}
+}
+
+void droce_engine_stats_get(struct droce_engine_stats *stats)
+{
+	const struct engine *e = &droce_engine;
+
+	memset(stats, 0, sizeof(*stats));
+	for (unsigned int k = 0; k < e->n_lcores; k++)
+		lcore_stats_add(e, k, stats);
+}
+
+unsigned int droce_engine_lcores(void)
+{
+	return droce_engine_running() ? droce_engine.n_lcores : 0;
+}
+
+int droce_engine_lcore_stats(unsigned int idx, struct droce_engine_stats *stats)
+{
+	const struct engine *e = &droce_engine;
+
+	if (!droce_engine_running())
+		return -ENODEV;
+	if (idx >= e->n_lcores || stats == NULL)
+		return -EINVAL;
+	memset(stats, 0, sizeof(*stats));
+	lcore_stats_add(e, idx, stats);
+	return 0;
+}
+
+int droce_engine_qp_lcore(uint32_t qpn)
+{
+	struct engine *e = &droce_engine;
+	int rc;
+
+	pthread_mutex_lock(&e->ctl_lock);
+	if (!droce_engine_running())
+		rc = -ENODEV;
+	else if (!e->multi)
+		rc = 0; /* every QP, when it exists: the caller asked about one of its own */
+	else
+		rc = engine_qp_owner(e, qpn) >= 0 ? engine_qp_owner(e, qpn) : -ENOENT;
+	pthread_mutex_unlock(&e->ctl_lock);
+	return rc;
 }

@@ -3,8 +3,9 @@
  * The counter table (include/droce_counters.h, doc/counters.md): every counter's
  * name, its Soft-RoCE and mlx5 names, what it counts, and where it lives, a
  * field of struct droce_tqp_stats (per QP, summed per port) or of what a port
- * counts by itself. Reads run on the engine lcore, between two loop passes, as
- * control commands: the lcore is the only writer, so what it copies is exact.
+ * counts by itself. A QP's counters are read on its lcore between two loop passes,
+ * a port's while every lcore is parked (control commands): the lcores are the only
+ * writers, so what is copied is exact.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -240,28 +241,37 @@ int engine_counters_port(struct engine *e, const char *name, struct droce_counte
 	struct droce_neigh_stats ns;
 	struct port_own own;
 	struct engine_port *p = NULL;
-	unsigned int i;
+	unsigned int i, k;
 
 	for (i = 0; i < e->n_ports && p == NULL; i++)
 		if (strcmp(e->ports[i].conf.name, name) == 0)
 			p = &e->ports[i];
 	if (p == NULL)
 		return -ENOENT;
-	sum = p->retired;
-	for (i = 0; i < e->n_list; i++)
-		if (e->list[i]->port == p)
-			stats_add(&sum, &e->list[i]->tqp.stats);
-	droce_neigh_stats_get(p->neigh, &ns);
+	/* every lcore's share of the port: run with every lcore parked (engine_ctl.c) */
+	memset(&sum, 0, sizeof(sum));
 	memset(&own, 0, sizeof(own));
-	own.send_err = p->port.qstats[0].tx_dropped;
-	own.rx_not_roce = p->rx.not_roce;
-	own.rx_no_qp = p->rx.no_qp;
+	for (k = 0; k < e->n_lcores; k++) {
+		const struct engine_lcore *lc = &e->lcores[k];
+		const struct engine_pq *pq = &p->pq[k];
+
+		stats_add(&sum, &pq->retired);
+		for (i = 0; i < lc->n_list; i++)
+			if (lc->list[i]->port == p)
+				stats_add(&sum, &lc->list[i]->tqp.stats);
+		own.send_err += p->port.qstats[k].tx_dropped;
+		own.rx_not_roce += pq->rx.not_roce;
+		own.rx_no_qp += pq->rx.no_qp;
+		own.neigh_queued += pq->unres_queued;
+		own.neigh_queue_dropped += pq->unres_dropped;
+		own.loopback_pkts += pq->loop_pkts;
+		own.loopback_dropped += pq->loop_dropped;
+		for (i = 0; i < DROCE_PARSE_STATUS_COUNT; i++)
+			own.parse[i] += pq->rx.parse[i];
+	}
+	droce_neigh_stats_get(p->neigh, &ns);
 	own.neigh_requests = ns.requests;
 	own.neigh_failed = ns.failed;
-	own.neigh_queued = p->unres_queued;
-	own.neigh_queue_dropped = p->unres_dropped;
-	own.loopback_pkts = p->loop_pkts;
-	own.loopback_dropped = p->loop_dropped;
 	if (p->cap != NULL) {
 		struct droce_capture_stats cs;
 
@@ -269,13 +279,13 @@ int engine_counters_port(struct engine *e, const char *name, struct droce_counte
 		own.capture_frames = cs.frames;
 		own.capture_dropped = cs.dropped;
 	}
-	memcpy(own.parse, p->rx.parse, sizeof(own.parse));
 	return counters_fill(DROCE_COUNTER_PORT, &sum, &own, c, n);
 }
 
-int engine_counters_qp(struct engine *e, uint32_t qpn, struct droce_counter *c, unsigned int n)
+int engine_counters_qp(struct engine_lcore *lc, uint32_t qpn, struct droce_counter *c,
+		       unsigned int n)
 {
-	struct engine_qp *q = engine_qp_find(e, qpn);
+	struct engine_qp *q = engine_qp_find(lc, qpn);
 
 	if (q == NULL)
 		return -ENOENT;
@@ -284,7 +294,7 @@ int engine_counters_qp(struct engine *e, uint32_t qpn, struct droce_counter *c, 
 
 void engine_counters_retire(struct engine_qp *q)
 {
-	stats_add(&q->port->retired, &q->tqp.stats);
+	stats_add(&q->pq->retired, &q->tqp.stats);
 }
 
 int droce_engine_port_counters(const char *port, struct droce_counter *c, unsigned int n)

@@ -9,6 +9,8 @@
  * free slots and the receiver then reads stale slots again and again (frames
  * replayed by the million, RC retries exhausted). Buffers that hold a whole
  * frame never chain.
+ *
+ * af_packet: a queue pair per engine lcore (qpairs=), one socket each.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,19 +22,33 @@
 #define FRAME_OVER_MTU 22
 #define MEMIF_BSIZE    2048
 
-int engine_devargs(const char *device, uint32_t mtu, char *out, size_t size)
+int engine_devargs(const char *device, uint32_t mtu, unsigned int queues, char *out, size_t size)
 {
 	uint32_t bsize = MEMIF_BSIZE;
+	size_t len;
 	int n;
 
+	n = snprintf(out, size, "%s", device);
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	len = (size_t)n;
 	if (strncmp(device, "net_memif", 9) == 0 && strstr(device, "bsize=") == NULL) {
 		while (bsize < mtu + FRAME_OVER_MTU)
 			bsize *= 2;
 		if (bsize > MEMIF_BSIZE) {
-			n = snprintf(out, size, "%s,bsize=%u", device, bsize);
-			return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+			n = snprintf(out + len, size - len, ",bsize=%u", bsize);
+			if (n < 0 || (size_t)n >= size - len)
+				return -ENAMETOOLONG;
+			len += (size_t)n;
 		}
 	}
-	n = snprintf(out, size, "%s", device);
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+	/* af_packet opens one socket per queue pair (the kernel spreads flows over them):
+	 * as many as the engine has lcores, unless the user chose */
+	if (queues > 1 && strncmp(device, "net_af_packet", 13) == 0 &&
+	    strstr(device, "qpairs=") == NULL) {
+		n = snprintf(out + len, size - len, ",qpairs=%u", queues);
+		if (n < 0 || (size_t)n >= size - len)
+			return -ENAMETOOLONG;
+	}
+	return 0;
 }

@@ -8,9 +8,12 @@
  * leave; at stop the hold queue drains. Time is the engine's microsecond clock.
  *
  * Ports without fault= have no injector: engine_port_tx() tests one pointer.
- * droce_engine_fault_set() swaps a port's injector at run time (engine_ctl.c):
- * the new one is built off the lcore, the lcore empties the old one into the
- * port and takes the new one between two loop passes.
+ * Each engine lcore has an injector of its own on each port (its queue's frames
+ * keep their order through it, and no lock is taken); lcore k's generators are
+ * seeded with seed + k, and drop_at indices count the frames of each lcore.
+ * droce_engine_fault_set() swaps a port's injectors at run time (engine_ctl.c):
+ * the new ones are built off the lcores, then, with every lcore parked, the old
+ * ones are emptied into their queues and the new ones put in place.
  */
 #include <errno.h>
 
@@ -109,82 +112,121 @@ int engine_fault_build(const struct droce_engine_fault_conf *c, struct droce_fau
 	return 0;
 }
 
-int engine_fault_create(struct engine_port *p)
+int engine_fault_build_all(const struct droce_engine_fault_conf *c, unsigned int n,
+			   struct droce_fault **f)
 {
-	p->fault_n = 0;
-	return engine_fault_build(&p->conf.fault, &p->fault);
+	for (unsigned int k = 0; k < n; k++) {
+		struct droce_engine_fault_conf mine = *c;
+		int rc;
+
+		/* each lcore's injector its own generators; lcore 0's are the configuration's */
+		mine.seed = c->seed + k;
+		rc = engine_fault_build(&mine, &f[k]);
+		if (rc != 0) {
+			while (k-- > 0) {
+				droce_fault_free(f[k]);
+				f[k] = NULL;
+			}
+			return rc;
+		}
+	}
+	return 0;
 }
 
-/* Run the frames gathered so far through the injector; hand its output to the port. */
-static unsigned int fault_burst(struct engine_port *p, uint64_t now)
+int engine_fault_create(struct engine_port *p)
+{
+	struct droce_fault *f[ENGINE_LCORES_MAX];
+	unsigned int n = droce_engine.n_lcores;
+	int rc = engine_fault_build_all(&p->conf.fault, n, f);
+
+	for (unsigned int k = 0; rc == 0 && k < n; k++) {
+		p->pq[k].fault = f[k];
+		p->pq[k].fault_n = 0;
+	}
+	return rc;
+}
+
+/* Run the frames gathered so far through the injector; hand its output to the queue. */
+static unsigned int fault_burst(struct engine_pq *pq, uint64_t now)
 {
 	struct rte_mbuf *out[ENGINE_FAULT_OUT];
 	uint16_t nb, i;
 
-	nb = droce_fault_process_burst(p->fault, p->fault_in, p->fault_n, out, RTE_DIM(out), now);
-	p->fault_n = 0;
+	nb = droce_fault_process_burst(pq->fault, pq->fault_in, pq->fault_n, out, RTE_DIM(out),
+				       now);
+	pq->fault_n = 0;
 	for (i = 0; i < nb; i++)
-		droce_port_tx(&p->port, 0, out[i]);
+		droce_port_tx(&pq->port->port, pq->queue, out[i]);
 	return nb;
 }
 
-void engine_fault_tx(struct engine_port *p, struct rte_mbuf *m)
+void engine_fault_tx(struct engine_pq *pq, struct rte_mbuf *m)
 {
-	p->fault_in[p->fault_n++] = m;
-	if (p->fault_n == DROCE_PORT_BURST)
-		fault_burst(p, now_us());
+	pq->fault_in[pq->fault_n++] = m;
+	if (pq->fault_n == DROCE_PORT_BURST)
+		fault_burst(pq, now_us());
 }
 
-unsigned int engine_fault_flush(struct engine_port *p, uint64_t now)
+unsigned int engine_fault_flush(struct engine_pq *pq, uint64_t now)
 {
 	struct rte_mbuf *out[ENGINE_FAULT_OUT];
 	unsigned int work = 0;
 	uint16_t nb, i;
 
-	if (p->fault_n > 0)
-		work += fault_burst(p, now);
-	nb = droce_fault_flush_burst(p->fault, now, out, RTE_DIM(out));
+	if (pq->fault_n > 0)
+		work += fault_burst(pq, now);
+	nb = droce_fault_flush_burst(pq->fault, now, out, RTE_DIM(out));
 	for (i = 0; i < nb; i++)
-		droce_port_tx(&p->port, 0, out[i]);
+		droce_port_tx(&pq->port->port, pq->queue, out[i]);
 	return work + nb;
 }
 
-/* Hand on whatever @p f holds, due or not: the gathered burst first, then the hold queue. */
-static void fault_empty(struct engine_port *p, uint64_t now)
+/*
+ * Hand on whatever the injector holds, due or not: the gathered burst first, then the hold
+ * queue. Run with the lcores parked or stopped.
+ */
+static void fault_empty(struct engine_pq *pq, uint64_t now)
 {
 	struct rte_mbuf *out[ENGINE_FAULT_OUT];
 	uint16_t nb, i;
 
-	if (p->fault_n > 0)
-		fault_burst(p, now);
-	while ((nb = droce_fault_drain_burst(p->fault, out, RTE_DIM(out))) > 0)
+	if (pq->fault_n > 0)
+		fault_burst(pq, now);
+	while ((nb = droce_fault_drain_burst(pq->fault, out, RTE_DIM(out))) > 0)
 		for (i = 0; i < nb; i++)
-			droce_port_tx(&p->port, 0, out[i]);
+			droce_port_tx(&pq->port->port, pq->queue, out[i]);
 }
 
-struct droce_fault *engine_fault_swap(struct engine_port *p, struct droce_fault *f,
-				      const struct droce_engine_fault_conf *c)
+void engine_fault_swap(struct engine_port *p, struct droce_fault **f,
+		       const struct droce_engine_fault_conf *c)
 {
-	struct droce_fault *old = p->fault;
+	for (unsigned int k = 0; k < droce_engine.n_lcores; k++) {
+		struct engine_pq *pq = &p->pq[k];
+		struct droce_fault *old = pq->fault;
 
-	/* frames the old rules held leave now, in their order: none is lost or kept back by
-	 * rules that no longer apply */
-	if (old != NULL)
-		fault_empty(p, now_us());
-	p->fault = f;
-	p->fault_n = 0;
+		/* frames the old rules held leave now, in their order: none is lost or kept
+		 * back by rules that no longer apply */
+		if (old != NULL)
+			fault_empty(pq, now_us());
+		pq->fault = f[k];
+		pq->fault_n = 0;
+		f[k] = old;
+	}
 	p->conf.fault = *c;
-	return old;
 }
 
 void engine_fault_drain(struct engine_port *p)
 {
-	if (p->fault == NULL)
-		return;
-	/* the time does not matter: whatever is held leaves now, due or not, before the port
-	 * closes (and a start that failed has no clock yet) */
-	fault_empty(p, 0);
-	droce_port_tx_flush(&p->port, 0);
-	droce_fault_free(p->fault);
-	p->fault = NULL;
+	for (unsigned int k = 0; k < droce_engine.n_lcores; k++) {
+		struct engine_pq *pq = &p->pq[k];
+
+		if (pq->fault == NULL)
+			continue;
+		/* the time does not matter: whatever is held leaves now, due or not, before
+		 * the port closes (and a start that failed has no clock yet) */
+		fault_empty(pq, 0);
+		droce_port_tx_flush(&p->port, pq->queue);
+		droce_fault_free(pq->fault);
+		pq->fault = NULL;
+	}
 }

@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The engine lcore's poll loop: control commands, then for every port an RX
- * burst (RoCEv2 to the QPs, ARP/ND to the neighbour table), the send pass
- * over the QPs (responses and coalesced ACKs, then requests), the timer wheel
- * (RC retransmission and RNR), neighbour requests due, and the TX flush; idle
- * loops back off.
+ * An engine lcore's poll loop: control commands, then for every port an RX
+ * burst from the lcore's own queue (RoCEv2 to the QPs, ARP/ND to the neighbour
+ * table), the frames other lcores received for this lcore's QPs, the send pass
+ * over its QPs (responses and coalesced ACKs, then requests), its timer wheel
+ * (RC retransmission and RNR), neighbour requests due (lcore 0), and the TX
+ * flush of its queues; idle loops back off.
+ *
+ * With several lcores a frame is parsed and checked by the lcore whose queue
+ * received it and handed, with its parse, to the lcore that owns its QP
+ * (engine.qp_owner) through that lcore's inbox ring.
  */
 #include <string.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_ether.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_pause.h>
 
 #include "droce_wire_mbuf.h"
@@ -35,56 +41,87 @@ static uint64_t now_us(const struct engine *e)
 	return rte_get_timer_cycles() / e->hz_per_us;
 }
 
-/* ---- the transport's environment for a port */
+/* ---- what the lcores of a port share: locked only when there are several */
+
+static void neigh_lock(struct engine_port *p)
+{
+	if (droce_engine.multi)
+		rte_spinlock_lock(&p->neigh_lock);
+}
+
+static void neigh_unlock(struct engine_port *p)
+{
+	if (droce_engine.multi)
+		rte_spinlock_unlock(&p->neigh_lock);
+}
+
+static void capture(struct engine_port *p, const struct rte_mbuf *m)
+{
+	if (droce_engine.multi) {
+		rte_spinlock_lock(&p->cap_lock);
+		droce_capture_frame(p->cap, m);
+		rte_spinlock_unlock(&p->cap_lock);
+	} else {
+		droce_capture_frame(p->cap, m);
+	}
+}
+
+/* ---- the transport's environment for an lcore's share of a port */
 
 /* Every frame the engine sends on a port: through the fault injector when it has one. */
-void engine_port_tx(struct engine_port *p, struct rte_mbuf *m)
+void engine_port_tx(struct engine_pq *pq, struct rte_mbuf *m)
 {
+	struct engine_port *p = pq->port;
+
 	if (unlikely(p->cap != NULL))
-		droce_capture_frame(p->cap, m);
-	if (unlikely(p->fault != NULL)) {
-		engine_fault_tx(p, m);
+		capture(p, m);
+	if (unlikely(pq->fault != NULL)) {
+		engine_fault_tx(pq, m);
 		return;
 	}
-	droce_port_tx(&p->port, 0, m);
+	droce_port_tx(&p->port, pq->queue, m);
 }
 
 /* A frame for the port itself goes round the loopback ring, not onto the wire. */
-static bool loop_frame(struct engine_port *p, struct rte_mbuf *m)
+static bool loop_frame(struct engine_pq *pq, struct rte_mbuf *m)
 {
 	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
 
-	if (likely(!rte_is_same_ether_addr(&eth->dst_addr, &p->port.mac)))
+	if (likely(!rte_is_same_ether_addr(&eth->dst_addr, &pq->port->port.mac)))
 		return false;
 	/* recorded once, as the port sends it (no fault injection on this path) */
-	if (unlikely(p->cap != NULL))
-		droce_capture_frame(p->cap, m);
-	if (p->loop_tail - p->loop_head == ENGINE_LOOP_RING) {
+	if (unlikely(pq->port->cap != NULL))
+		capture(pq->port, m);
+	if (pq->loop_tail - pq->loop_head == ENGINE_LOOP_RING) {
 		/* as a full wire would: RC resends it, UD/UC lose it */
-		p->loop_dropped++;
+		pq->loop_dropped++;
 		rte_pktmbuf_free(m);
 		return true;
 	}
-	p->loop[p->loop_tail++ & (ENGINE_LOOP_RING - 1)] = m;
-	p->loop_pkts++;
+	pq->loop[pq->loop_tail++ & (ENGINE_LOOP_RING - 1)] = m;
+	pq->loop_pkts++;
 	return true;
 }
 
 static void env_tx(void *arg, struct rte_mbuf *m)
 {
-	struct engine_port *p = arg;
+	struct engine_pq *pq = arg;
 
-	droce_engine.stats.tx_pkts++;
-	if (loop_frame(p, m))
+	pq->lc->stats.tx_pkts++;
+	if (loop_frame(pq, m))
 		return;
-	engine_port_tx(p, m);
+	engine_port_tx(pq, m);
 }
 
 static int env_neigh(void *arg, const uint8_t ip[16], uint8_t mac[6])
 {
-	struct engine_port *p = arg;
-	int rc = droce_neigh_resolve(p->neigh, ip, now_us(&droce_engine), mac);
+	struct engine_pq *pq = arg;
+	struct engine_port *p = pq->port;
+	int rc;
 
+	neigh_lock(p);
+	rc = droce_neigh_resolve(p->neigh, ip, now_us(&droce_engine), mac);
+	neigh_unlock(p);
 	/* our own address: a QP talking to another QP of this port */
 	if (rc == -EINVAL) {
 		for (unsigned int i = 0; i < p->addr.gid_count; i++) {
@@ -100,14 +137,14 @@ static int env_neigh(void *arg, const uint8_t ip[16], uint8_t mac[6])
 
 static int env_tx_unresolved(void *arg, struct rte_mbuf *m, const uint8_t ip[16])
 {
-	struct engine_port *p = arg;
+	struct engine_pq *pq = arg;
 	struct engine_unres *u;
 
-	if (p->n_unres == ENGINE_UNRES_MAX)
+	if (pq->n_unres == ENGINE_UNRES_MAX)
 		return -ENOBUFS; /* the sender keeps its WQE: back-pressure, not loss */
-	droce_engine.stats.tx_pkts++;
-	p->unres_queued++;
-	u = &p->unres[p->n_unres++];
+	pq->lc->stats.tx_pkts++;
+	pq->unres_queued++;
+	u = &pq->unres[pq->n_unres++];
 	u->m = m;
 	u->since_us = now_us(&droce_engine);
 	memcpy(u->ip, ip, 16);
@@ -115,33 +152,37 @@ static int env_tx_unresolved(void *arg, struct rte_mbuf *m, const uint8_t ip[16]
 }
 
 /* Frames waiting for a MAC: sent once it is known, dropped when resolution fails or lasts. */
-static unsigned int unres_flush(struct engine_port *p, uint64_t now)
+static unsigned int unres_flush(struct engine_pq *pq, uint64_t now)
 {
+	struct engine_port *p = pq->port;
 	unsigned int i, kept = 0, done = 0;
 
-	for (i = 0; i < p->n_unres; i++) {
-		struct engine_unres *u = &p->unres[i];
+	for (i = 0; i < pq->n_unres; i++) {
+		struct engine_unres *u = &pq->unres[i];
 		uint8_t mac[6];
-		int rc = droce_neigh_resolve(p->neigh, u->ip, now, mac);
+		int rc;
 
+		neigh_lock(p);
+		rc = droce_neigh_resolve(p->neigh, u->ip, now, mac);
+		neigh_unlock(p);
 		if (rc == 0) {
 			struct rte_ether_hdr *eth = rte_pktmbuf_mtod(u->m, struct rte_ether_hdr *);
 
 			/* the Ethernet header is outside the ICRC: the frame is final as it is */
 			memcpy(eth->dst_addr.addr_bytes, mac, 6);
-			engine_port_tx(p, u->m);
+			engine_port_tx(pq, u->m);
 			done++;
 		} else if ((rc == -EAGAIN || rc == -ENOSPC) && /* a full table: a wait too */
 			   (now < u->since_us || now - u->since_us < ENGINE_UNRES_WAIT_US)) {
 			/* (queued during this pass: its time is later than the pass's now) */
-			p->unres[kept++] = *u;
+			pq->unres[kept++] = *u;
 		} else {
-			p->unres_dropped++;
+			pq->unres_dropped++;
 			rte_pktmbuf_free(u->m);
 			done++;
 		}
 	}
-	p->n_unres = kept;
+	pq->n_unres = kept;
 	return done;
 }
 
@@ -185,116 +226,212 @@ static const struct droce_tah *env_ah(void *arg, uint32_t id)
 
 void engine_env_init(struct engine *e, struct engine_port *p)
 {
-	p->env = (struct droce_transport_env){
-		.pool = p->port.pool,
-		.keys = e->keys,
-		.port = &p->addr,
-		.tx = env_tx,
-		.tx_unresolved = env_tx_unresolved,
-		.neigh = env_neigh,
-		.cq_notify = env_cq_notify,
-		.qp_error = env_qp_error,
-		.sq_drained = env_sq_drained,
-		.cq_error = env_cq_error,
-		.srq_limit = env_srq_limit,
-		.ah = env_ah,
-		.arg = p,
-		.wheel = &e->wheel,
-		.tick_hz = rte_get_timer_hz(),
-		.send_window = p->conf.send_window == 0            ? DROCE_ENGINE_WINDOW_DEFAULT
-			       : p->conf.send_window == UINT32_MAX ? 0
-								   : p->conf.send_window,
-	};
+	for (unsigned int k = 0; k < e->n_lcores; k++) {
+		struct engine_pq *pq = &p->pq[k];
+
+		pq->port = p;
+		pq->lc = &e->lcores[k];
+		pq->queue = (uint16_t)k;
+		pq->env = (struct droce_transport_env){
+			.pool = p->port.pool,
+			.keys = e->keys,
+			.port = &p->addr,
+			.tx = env_tx,
+			.tx_unresolved = env_tx_unresolved,
+			.neigh = env_neigh,
+			.cq_notify = env_cq_notify,
+			.qp_error = env_qp_error,
+			.sq_drained = env_sq_drained,
+			.cq_error = env_cq_error,
+			.srq_limit = env_srq_limit,
+			.ah = env_ah,
+			.arg = pq,
+			.wheel = &e->lcores[k].wheel,
+			.tick_hz = rte_get_timer_hz(),
+			.send_window = p->conf.send_window == 0 ? DROCE_ENGINE_WINDOW_DEFAULT
+				       : p->conf.send_window == UINT32_MAX ? 0
+									   : p->conf.send_window,
+		};
+	}
 }
 
 /* ---- receive */
 
 /* A frame that is not RoCEv2: the neighbour table's, or nobody's. */
-static void rx_other(struct engine_port *p, struct rte_mbuf *m, uint64_t now)
+static void rx_other(struct engine_pq *pq, struct rte_mbuf *m, uint64_t now)
 {
+	struct engine_port *p = pq->port;
 	struct droce_neigh_frame reply;
 	uint8_t copy[DROCE_NEIGH_FRAME_MAX];
 	uint32_t len = m->pkt_len < sizeof(copy) ? m->pkt_len : (uint32_t)sizeof(copy);
 	const void *frame = rte_pktmbuf_read(m, 0, len, copy);
+	enum droce_neigh_status r = DROCE_NEIGH_NOT_NEIGH;
 
-	p->rx.not_roce++;
-	if (frame != NULL &&
-	    droce_neigh_rx(p->neigh, frame, len, now, &reply) == DROCE_NEIGH_REPLY &&
-	    reply.len > 0) {
-		struct rte_mbuf *r = rte_pktmbuf_alloc(p->port.pool);
-		char *d = r != NULL ? rte_pktmbuf_append(r, reply.len) : NULL;
+	pq->rx.not_roce++;
+	if (frame != NULL) {
+		neigh_lock(p);
+		r = droce_neigh_rx(p->neigh, frame, len, now, &reply);
+		neigh_unlock(p);
+	}
+	if (r == DROCE_NEIGH_REPLY && reply.len > 0) {
+		struct rte_mbuf *o = rte_pktmbuf_alloc(p->port.pool);
+		char *d = o != NULL ? rte_pktmbuf_append(o, reply.len) : NULL;
 
 		if (d != NULL) {
 			memcpy(d, reply.data, reply.len);
-			engine_port_tx(p, r);
-		} else if (r != NULL) {
-			rte_pktmbuf_free(r);
+			engine_port_tx(pq, o);
+		} else if (o != NULL) {
+			rte_pktmbuf_free(o);
 		}
 	}
 	rte_pktmbuf_free(m);
 }
 
+/* A checked packet to its QP, which lcore @p lc owns; counted on @p pq when it has none. */
+static void rx_to_qp(struct engine_lcore *lc, struct engine_pq *pq, struct rte_mbuf *m,
+		     const struct droce_pkt *pkt)
+{
+	struct engine_qp *q = engine_qp_find(lc, pkt->qpn);
+
+	if (q == NULL || q->port != pq->port) {
+		pq->rx.no_qp++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	droce_tqp_recv(&q->pq->env, &q->tqp, m, pkt);
+}
+
+/*
+ * A checked packet for another lcore's QP into that lcore's inbox, with its parse (in a
+ * dynamic mbuf field when DPDK had room for one) and its port (in m->port, which the
+ * engine's own frames do not otherwise use: the loopback ring's carry the TX pool's).
+ */
+static void rx_dispatch(struct engine *e, struct engine_pq *pq, int owner, struct rte_mbuf *m,
+			const struct droce_pkt *pkt)
+{
+	if (e->mbuf_pkt_off >= 0)
+		*RTE_MBUF_DYNFIELD(m, e->mbuf_pkt_off, struct droce_pkt *) = *pkt;
+	m->port = (uint16_t)(pq->port - e->ports);
+	if (rte_ring_mp_enqueue(e->lcores[owner].inbox, m) != 0) {
+		/* the owner is behind by a whole inbox: as a full RX queue would */
+		pq->lc->stats.rx_dispatch_dropped++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	pq->lc->stats.rx_dispatched++;
+}
+
 /* One received frame: parsed and checked, then to its QP or the neighbour table. */
-static void rx_one(struct engine *e, struct engine_port *p, const struct droce_parse_cfg *cfg,
-		   struct rte_mbuf *m, uint64_t now)
+static void rx_one(struct engine_lcore *lc, struct engine_pq *pq,
+		   const struct droce_parse_cfg *cfg, struct rte_mbuf *m, uint64_t now)
 {
 	struct droce_pkt pkt;
-	struct engine_qp *q;
 	enum droce_parse_status st = droce_parse_mbuf(m, cfg, &pkt);
 
 	if (st == DROCE_PARSE_NOT_ROCE) {
-		rx_other(p, m, now);
+		rx_other(pq, m, now);
 		return;
 	}
 	if (st != DROCE_PARSE_OK) {
-		p->rx.parse[st]++;
+		pq->rx.parse[st]++;
 		rte_pktmbuf_free(m);
 		return;
 	}
-	q = engine_qp_find(e, pkt.qpn);
-	if (q == NULL || q->port != p) {
-		p->rx.no_qp++;
-		rte_pktmbuf_free(m);
-		return;
+	if (unlikely(lc->e->multi)) {
+		int owner = engine_qp_owner(lc->e, pkt.qpn);
+
+		if (owner < 0) {
+			pq->rx.no_qp++;
+			rte_pktmbuf_free(m);
+			return;
+		}
+		if (owner != (int)lc->idx) {
+			rx_dispatch(lc->e, pq, owner, m, &pkt);
+			return;
+		}
 	}
-	droce_tqp_recv(&p->env, &q->tqp, m, &pkt);
+	rx_to_qp(lc, pq, m, &pkt);
 }
 
-static unsigned int rx_port(struct engine *e, struct engine_port *p, uint64_t now)
+static void parse_cfg(const struct engine_port *p, struct droce_parse_cfg *cfg)
 {
-	struct droce_parse_cfg cfg = DROCE_PARSE_CFG_DEFAULT;
+	*cfg = DROCE_PARSE_CFG_DEFAULT;
+	cfg->max_payload = (uint16_t)p->addr.mtu_bytes;
+}
+
+static unsigned int rx_port(struct engine_lcore *lc, struct engine_pq *pq, uint64_t now)
+{
+	struct engine_port *p = pq->port;
+	struct droce_parse_cfg cfg;
 	struct rte_mbuf *pkts[DROCE_PORT_BURST];
-	uint16_t n = droce_port_rx(&p->port, 0, pkts, DROCE_PORT_BURST), i;
+	uint16_t n = droce_port_rx(&p->port, pq->queue, pkts, DROCE_PORT_BURST), i;
 	uint32_t looped = 0;
 
-	cfg.max_payload = (uint16_t)p->addr.mtu_bytes;
-	e->stats.rx_pkts += n;
+	parse_cfg(p, &cfg);
+	lc->stats.rx_pkts += n;
 	for (i = 0; i < n; i++) {
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
 		if (unlikely(p->cap != NULL))
-			droce_capture_frame(p->cap, pkts[i]);
-		rx_one(e, p, &cfg, pkts[i], now);
+			capture(p, pkts[i]);
+		rx_one(lc, pq, &cfg, pkts[i], now);
 	}
 	/* the loopback ring: what was queued before this pass, what it queues waits */
-	for (uint32_t end = p->loop_tail; p->loop_head != end; looped++)
-		rx_one(e, p, &cfg, p->loop[p->loop_head++ & (ENGINE_LOOP_RING - 1)], now);
+	for (uint32_t end = pq->loop_tail; pq->loop_head != end; looped++)
+		rx_one(lc, pq, &cfg, pq->loop[pq->loop_head++ & (ENGINE_LOOP_RING - 1)], now);
 	return n + looped;
+}
+
+/* Frames other lcores received and checked for this lcore's QPs. */
+static unsigned int rx_inbox(struct engine_lcore *lc)
+{
+	struct engine *e = lc->e;
+	struct rte_mbuf *pkts[DROCE_PORT_BURST];
+	unsigned int n = rte_ring_sc_dequeue_burst(lc->inbox, (void **)pkts, DROCE_PORT_BURST, NULL);
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct engine_port *p = &e->ports[pkts[i]->port];
+		struct engine_pq *pq = &p->pq[lc->idx];
+		struct droce_pkt pkt;
+
+		if (e->mbuf_pkt_off >= 0) {
+			pkt = *RTE_MBUF_DYNFIELD(pkts[i], e->mbuf_pkt_off, struct droce_pkt *);
+		} else {
+			struct droce_parse_cfg cfg;
+
+			/* no room for the parse in the mbuf: parsed again (it passed once) */
+			parse_cfg(p, &cfg);
+			if (droce_parse_mbuf(pkts[i], &cfg, &pkt) != DROCE_PARSE_OK) {
+				rte_pktmbuf_free(pkts[i]);
+				continue;
+			}
+		}
+		rx_to_qp(lc, pq, pkts[i], &pkt);
+	}
+	return n;
 }
 
 /* ---- neighbour requests */
 
-static void neigh_requests(struct engine_port *p, uint64_t now)
+static void neigh_requests(struct engine_pq *pq, uint64_t now)
 {
+	struct engine_port *p = pq->port;
 	struct droce_neigh_req reqs[4];
-	unsigned int n = droce_neigh_pending(p->neigh, now, reqs, 4), i;
+	unsigned int n, i;
 
+	neigh_lock(p);
+	n = droce_neigh_pending(p->neigh, now, reqs, 4);
+	neigh_unlock(p);
 	for (i = 0; i < n; i++) {
 		struct droce_neigh_frame f;
 		struct rte_mbuf *m;
 		char *d;
+		int rc;
 
-		if (droce_neigh_build_request(p->neigh, &reqs[i], &f) != 0)
+		neigh_lock(p);
+		rc = droce_neigh_build_request(p->neigh, &reqs[i], &f);
+		neigh_unlock(p);
+		if (rc != 0)
 			continue;
 		m = rte_pktmbuf_alloc(p->port.pool);
 		if (m == NULL)
@@ -305,7 +442,7 @@ static void neigh_requests(struct engine_port *p, uint64_t now)
 			return;
 		}
 		memcpy(d, f.data, f.len);
-		engine_port_tx(p, m);
+		engine_port_tx(pq, m);
 	}
 }
 
@@ -326,34 +463,40 @@ static void late_starts(struct engine *e, uint64_t now)
 
 int engine_lcore_main(void *arg)
 {
-	struct engine *e = arg;
-	unsigned int idle = 0;
+	struct engine_lcore *lc = arg;
+	struct engine *e = lc->e;
+	unsigned int idle = 0, me = lc->idx;
 
 	while (__atomic_load_n(&e->running, __ATOMIC_ACQUIRE)) {
 		uint64_t now = now_us(e);
 		unsigned int work = 0, i;
 		int fired;
 
-		engine_cmd_apply(e);
-		late_starts(e, now);
+		engine_cmd_apply(lc);
+		if (me == 0)
+			late_starts(e, now);
 		for (i = 0; i < e->n_ports; i++) {
-			work += rx_port(e, &e->ports[i], now);
+			struct engine_pq *pq = &e->ports[i].pq[me];
+
+			work += rx_port(lc, pq, now);
 			/* frames that waited for a MAC the RX pass may just have learnt go
 			 * before anything the send pass builds: a UD flow stays in order */
-			if (e->ports[i].n_unres > 0)
-				work += unres_flush(&e->ports[i], now);
+			if (pq->n_unres > 0)
+				work += unres_flush(pq, now);
 		}
-		for (i = 0; i < e->n_list; i++) {
-			struct engine_qp *q = e->list[i];
-			uint32_t room = droce_port_tx_room(&q->port->port, 0);
+		if (lc->inbox != NULL)
+			work += rx_inbox(lc);
+		for (i = 0; i < lc->n_list; i++) {
+			struct engine_qp *q = lc->list[i];
+			uint32_t room = droce_port_tx_room(&q->port->port, (uint16_t)me);
 			int done;
 
 			/* the device is behind: the QP waits (back-pressure), nothing is lost */
 			if (room <= TX_RESERVE + SEND_BUDGET) {
-				e->stats.tx_waits++;
+				lc->stats.tx_waits++;
 				continue;
 			}
-			done = droce_tqp_send(&q->port->env, &q->tqp, (uint32_t)now, SEND_BUDGET);
+			done = droce_tqp_send(&q->pq->env, &q->tqp, (uint32_t)now, SEND_BUDGET);
 			if (done > 0)
 				work += (unsigned int)done;
 		}
@@ -361,20 +504,24 @@ int engine_lcore_main(void *arg)
 		 * Retransmission and RNR timers; what they restart goes out on the next pass.
 		 * Run every loop: the wheel's now is the transport's clock.
 		 */
-		fired = droce_transport_timers_run(&e->wheel, rte_get_timer_cycles(), TIMER_BUDGET);
+		fired = droce_transport_timers_run(&lc->wheel, rte_get_timer_cycles(), TIMER_BUDGET);
 		if (fired > 0)
 			work += (unsigned int)fired;
 		for (i = 0; i < e->n_ports; i++) {
-			neigh_requests(&e->ports[i], now);
+			struct engine_port *p = &e->ports[i];
+
+			/* one lcore asks for the MACs the table misses: each request once */
+			if (me == 0)
+				neigh_requests(&p->pq[0], now);
 			/* the partial burst, and held frames that are due */
-			if (unlikely(e->ports[i].fault != NULL))
-				work += engine_fault_flush(&e->ports[i], now);
-			if (droce_port_tx_pending(&e->ports[i].port, 0) > 0)
-				work += droce_port_tx_flush(&e->ports[i].port, 0);
+			if (unlikely(p->pq[me].fault != NULL))
+				work += engine_fault_flush(&p->pq[me], now);
+			if (droce_port_tx_pending(&p->port, (uint16_t)me) > 0)
+				work += droce_port_tx_flush(&p->port, (uint16_t)me);
 		}
-		e->stats.loops++;
+		lc->stats.loops++;
 		if (work > 0) {
-			e->stats.busy_loops++;
+			lc->stats.busy_loops++;
 			idle = 0;
 		} else if (++idle >= IDLE_LOOPS_BEFORE_SLEEP && e->conf.idle_sleep_us > 0) {
 			/* a shared machine is not burnt by an idle engine */

@@ -6,6 +6,9 @@
 #include <pthread.h>
 #include <sys/types.h>
 
+#include <rte_ring.h>
+#include <rte_spinlock.h>
+
 #include "droce_counters.h"
 #include "droce_capture.h"
 #include "droce_engine.h"
@@ -19,6 +22,10 @@
 #define ENGINE_CQS_MAX  16384
 #define ENGINE_SRQS_MAX 4096
 #define ENGINE_AHS_MAX  65536
+/** Engine lcores at most: one queue pair of every port each. */
+#define ENGINE_LCORES_MAX DROCE_PORT_QUEUES_MAX
+/** Frames another lcore received for an lcore's QPs, waiting for it (a power of two). */
+#define ENGINE_INBOX 4096
 
 /** Frames a port's local loopback holds at most (a power of two). */
 #define ENGINE_LOOP_RING 1024
@@ -41,36 +48,52 @@ struct engine_port_rx {
 	uint64_t parse[DROCE_PARSE_STATUS_COUNT]; /* malformed RoCEv2, by reason */
 };
 
+struct engine_lcore;
+
+/*
+ * One lcore's share of a port: its queue pair, the transport's environment its QPs
+ * send through, and what only that lcore writes.
+ */
+struct engine_pq {
+	struct engine_port *port;
+	struct engine_lcore *lc;
+	uint16_t queue; /* the device queue pair: the lcore's index */
+	struct droce_transport_env env;
+	/*
+	 * Local loopback: frames the transport addresses to the port's own MAC (a QP talking
+	 * to another QP of the same port) never reach the wire; they wait here for the lcore's
+	 * next RX pass. Free-running indices.
+	 */
+	uint32_t loop_head, loop_tail;
+	uint64_t loop_pkts, loop_dropped;
+	struct rte_mbuf *loop[ENGINE_LOOP_RING];
+	/* UD frames waiting for a MAC (env->tx_unresolved), in arrival order */
+	uint32_t n_unres;
+	uint64_t unres_queued, unres_dropped;
+	struct engine_unres unres[ENGINE_UNRES_MAX];
+	struct engine_port_rx rx;
+	/* TX fault injection: NULL on the fast path (the only test it costs) */
+	struct droce_fault *fault;
+	uint16_t fault_n; /* frames waiting in fault_in for the injector */
+	struct rte_mbuf *fault_in[DROCE_PORT_BURST];
+	/* what the lcore's QPs of the port counted before they were destroyed or reset: the
+	 * port's sums go on from there (engine_counters.c) */
+	struct droce_tqp_stats retired;
+};
+
 /** One port run by the engine. */
 struct engine_port {
 	struct droce_engine_port_conf conf;
 	struct droce_port port;
 	struct droce_neigh *neigh;
 	struct droce_tport_addr addr; /* what the transport builds packets from */
-	struct droce_transport_env env;
-	uint32_t pool_avail_start; /* free mbufs once the port was up */
-	/* TX fault injection: NULL on the fast path (the only test it costs) */
-	struct droce_fault *fault;
+	uint32_t pool_avail_start;    /* free mbufs once the port was up */
+	/* several lcores share the neighbour table and the capture: each has a lock, taken
+	 * only when the engine runs more than one lcore (engine.multi) */
+	rte_spinlock_t neigh_lock, cap_lock;
 	/* capture of what the device receives and is given: NULL on the fast path */
 	struct droce_capture *cap;
-	uint16_t fault_n; /* frames waiting in fault_in for the injector */
-	struct rte_mbuf *fault_in[DROCE_PORT_BURST];
-	/*
-	 * Local loopback: frames the transport addresses to the port's own MAC (a QP talking
-	 * to another QP of the same port) never reach the wire; they wait here for the next
-	 * RX pass. Written and read by the port's lcore only; free-running indices.
-	 */
-	uint32_t loop_head, loop_tail;
-	uint64_t loop_pkts, loop_dropped;
-	struct rte_mbuf *loop[ENGINE_LOOP_RING];
-	/* UD frames waiting for a MAC (env->tx_unresolved), lcore-private, in arrival order */
-	uint32_t n_unres;
-	uint64_t unres_queued, unres_dropped;
-	struct engine_unres unres[ENGINE_UNRES_MAX];
-	struct engine_port_rx rx;
-	/* what the port's QPs counted before they were destroyed or reset: the port's sums
-	 * go on from there (engine_counters.c) */
-	struct droce_tqp_stats retired;
+	struct engine_pq pq[ENGINE_LCORES_MAX];
 };
 
 /* Hold queue of a port's injector: reordered and delayed frames. */
@@ -81,25 +104,42 @@ struct engine_port {
 struct engine_qp {
 	struct droce_tqp tqp;
 	struct engine_port *port;
+	struct engine_pq *pq; /* the owner lcore's share of the port: the QP's environment */
 	struct ibv_qp *qp;
 	int32_t srq;
-	unsigned int list_idx; /* position in engine.list */
+	uint32_t send_cq, recv_cq;
+	unsigned int list_idx; /* position in its lcore's list */
+};
+
+/*
+ * Which lcore a CQ or an SRQ belongs to: the lcore of the first QP that uses it. A QP
+ * goes to the lcore its queues belong to; one whose queues belong to different lcores
+ * makes them shared (locked). Control path only, under ctl_lock.
+ */
+struct engine_home {
+	int owner;          /* lcore index, -1 while no QP uses it */
+	unsigned int users; /* QPs using it */
+	unsigned int on[ENGINE_LCORES_MAX]; /* of them, per lcore */
 };
 
 struct engine_srq {
 	struct droce_ring_cons ring;
+	struct droce_shared_lock lock;
 	struct ibv_srq *srq;
+	struct engine_home home;
 	bool used;
 };
 
 struct engine_cq {
 	struct droce_tcq tcq;
+	struct engine_home home;
 	bool used;
 };
 
 /** Control commands, applied by the lcore between two loop passes. */
 enum engine_cmd_type {
-	CMD_NONE,
+	CMD_NONE,  /* a round trip through one lcore */
+	CMD_PARK,  /* the lcore waits until engine.park is cleared */
 	CMD_CQ_ADD,
 	CMD_CQ_DEL,
 	CMD_SRQ_ADD,
@@ -133,71 +173,105 @@ struct engine_cmd {
 	struct droce_counter *ctrs; /* CMD_COUNTERS_*: where the values go */
 	uint32_t *qpns;             /* CMD_QP_LIST: where the numbers go */
 	unsigned int n;
+	uint32_t send_cq, recv_cq; /* CMD_QP_DEL: the removed QP's queues, for placement */
+	int32_t srq;
 	int result;
 };
 
+/** One engine lcore: its QPs, its timers, its commands. */
+struct engine_lcore {
+	struct engine *e;
+	unsigned int idx;      /* in engine.lcores, and the queue pair it polls on every port */
+	unsigned int lcore_id; /* the EAL's */
+	/* QPs, touched by this lcore only (the control path goes through commands) */
+	struct engine_qp *qps[ENGINE_QPS_MAX]; /* by QPN (open addressing) */
+	unsigned int n_qps;
+	struct engine_qp *list[ENGINE_QPS_MAX / 2]; /* dense, for the send pass */
+	unsigned int n_list;
+	/* frames other lcores received for this lcore's QPs (multi-producer, this lcore
+	 * consumes); NULL with a single lcore */
+	struct rte_ring *inbox;
+	struct engine_cmd *pending; /* control path stores (release), lcore clears (release) */
+	struct droce_engine_stats stats;
+	/* RC retransmission and RNR timers, in timer cycles */
+	struct droce_timer_wheel wheel;
+} __rte_cache_aligned;
+
 struct engine {
-	bool running;  /* the lcore runs (written by the control path) */
+	bool running;  /* the lcores run (written by the control path) */
 	bool eal_ours; /* droce initialised the EAL and cleans it up */
+	uint32_t unparks; /* parked lcores wait until it changes (engine_ctl.c) */
+	bool multi;    /* more than one lcore: RX dispatch, locks on what they share */
 	pid_t pid;     /* the process the engine runs in (not a forked child) */
 	/* the EAL droce started serves DPDK telemetry (not when turned off or impossible) */
 	bool telemetry;
-	unsigned int lcore;
 	char file_prefix[64];
 	struct droce_engine_conf conf;
 	struct droce_engine_hooks hooks;
 	struct droce_mr_table *keys;
 	unsigned int n_ports;
 	struct engine_port ports[DROCE_ENGINE_PORTS_MAX];
-	uint64_t late_start_us; /* the lcore last tried to start stopped ports (late_starts()) */
-	/* objects, touched by the lcore only (the control path goes through commands) */
-	struct engine_qp *qps[ENGINE_QPS_MAX]; /* by QPN (open addressing) */
-	unsigned int n_qps;
-	struct engine_qp *list[ENGINE_QPS_MAX / 2]; /* dense, for the send pass */
-	unsigned int n_list;
+	uint64_t late_start_us; /* lcore 0 last tried to start stopped ports (late_starts()) */
+	unsigned int n_lcores;
+	struct engine_lcore lcores[ENGINE_LCORES_MAX];
+	/*
+	 * QPN -> owner lcore index + 1 (0: no QP), for RX dispatch with several lcores: one
+	 * byte per QPN, mapped lazily (only the pages of QPNs in use are touched). Written
+	 * by the control path before a QP is added and after it is removed; lcores read it.
+	 */
+	uint8_t *qp_owner;
+	int mbuf_pkt_off; /* the mbuf field that carries a dispatched frame's parse, or -1 */
+	/* objects the lcores share, changed by the control path with every lcore parked */
 	struct engine_cq cqs[ENGINE_CQS_MAX];
 	struct engine_srq srqs[ENGINE_SRQS_MAX];
 	struct droce_tah *ahs; /* ENGINE_AHS_MAX entries */
-	/* control: one command at a time, handed over through 'pending' */
+	/* control: one command at a time */
 	pthread_mutex_t ctl_lock;
-	struct engine_cmd *pending; /* control path stores (release), lcore clears (release) */
-	struct droce_engine_stats stats;
 	uint64_t hz_per_us;
-	/* RC retransmission and RNR timers, in timer cycles; run by the lcore each loop */
-	struct droce_timer_wheel wheel;
 };
 
 extern struct engine droce_engine;
 
 /* engine_ctl.c */
 int engine_cmd_run(struct engine_cmd *cmd);
-void engine_cmd_apply(struct engine *e);
-struct engine_qp *engine_qp_find(struct engine *e, uint32_t qpn);
+void engine_cmd_apply(struct engine_lcore *lc);
+struct engine_qp *engine_qp_find(const struct engine_lcore *lc, uint32_t qpn);
+/** The lcore QP @p qpn belongs to (index), or -1. */
+int engine_qp_owner(const struct engine *e, uint32_t qpn);
 
 /* engine_loop.c */
 int engine_lcore_main(void *arg);
 void engine_env_init(struct engine *e, struct engine_port *p);
-void engine_port_tx(struct engine_port *p, struct rte_mbuf *m);
+void engine_port_tx(struct engine_pq *pq, struct rte_mbuf *m);
 
 /* engine_counters.c: run by the lcore */
 int engine_counters_port(struct engine *e, const char *name, struct droce_counter *c,
 			 unsigned int n);
-int engine_counters_qp(struct engine *e, uint32_t qpn, struct droce_counter *c, unsigned int n);
+int engine_counters_qp(struct engine_lcore *lc, uint32_t qpn, struct droce_counter *c,
+		       unsigned int n);
 void engine_counters_retire(struct engine_qp *q);
 
 /* engine_fault.c */
 int engine_fault_build(const struct droce_engine_fault_conf *c, struct droce_fault **fp);
+/* one injector per lcore (@p n), into @p f: all or none */
+int engine_fault_build_all(const struct droce_engine_fault_conf *c, unsigned int n,
+			   struct droce_fault **f);
 int engine_fault_create(struct engine_port *p);
-/* run by the lcore: the old injector back, emptied into the port */
-struct droce_fault *engine_fault_swap(struct engine_port *p, struct droce_fault *f,
-				      const struct droce_engine_fault_conf *c);
-void engine_fault_tx(struct engine_port *p, struct rte_mbuf *m);
-unsigned int engine_fault_flush(struct engine_port *p, uint64_t now_us);
+/* with the lcores parked: the injectors @p f in place, the old ones back in @p f, emptied
+ * into their queues */
+void engine_fault_swap(struct engine_port *p, struct droce_fault **f,
+		       const struct droce_engine_fault_conf *c);
+/* the frame into the lcore's injector; what it lets go leaves on the lcore's queue */
+void engine_fault_tx(struct engine_pq *pq, struct rte_mbuf *m);
+unsigned int engine_fault_flush(struct engine_pq *pq, uint64_t now_us);
 void engine_fault_drain(struct engine_port *p);
 
 /* engine_devargs.c */
-/** The devargs of @p device for a port of Ethernet MTU @p mtu, into @p out. 0 or -ENAMETOOLONG. */
-int engine_devargs(const char *device, uint32_t mtu, char *out, size_t size);
+/**
+ * The devargs of @p device for a port of Ethernet MTU @p mtu with @p queues queue pairs,
+ * into @p out. 0 or -ENAMETOOLONG.
+ */
+int engine_devargs(const char *device, uint32_t mtu, unsigned int queues, char *out, size_t size);
 
 /* engine_telemetry.c: the /droce/... telemetry commands, once the EAL runs */
 void engine_telemetry_register(void);

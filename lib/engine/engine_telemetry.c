@@ -95,22 +95,34 @@ static int tel_qp_counters(const char *cmd, const char *params, struct rte_tel_d
 	return counters_dict(d, c, droce_engine_qp_counters((uint32_t)qpn, c, COUNTERS_MAX));
 }
 
+/* The engine's sums, or one lcore's counters with its index as the parameter. */
 static int tel_lcore(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct droce_engine_stats s;
 
 	(void)cmd;
-	(void)params;
 	if (!droce_engine_running())
 		return -ENODEV;
-	droce_engine_stats_get(&s);
+	if (params != NULL && params[0] != '\0') {
+		char *end;
+		unsigned long idx = strtoul(params, &end, 10);
+
+		if (*end != '\0' || idx >= droce_engine_lcores() ||
+		    droce_engine_lcore_stats((unsigned int)idx, &s) != 0)
+			return -EINVAL;
+	} else {
+		droce_engine_stats_get(&s);
+	}
 	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "lcores", droce_engine_lcores());
 	rte_tel_data_add_dict_u64(d, "loops", s.loops);
 	rte_tel_data_add_dict_u64(d, "busy_loops", s.busy_loops);
 	rte_tel_data_add_dict_u64(d, "rx_pkts", s.rx_pkts);
 	rte_tel_data_add_dict_u64(d, "tx_pkts", s.tx_pkts);
 	rte_tel_data_add_dict_u64(d, "rx_not_roce", s.rx_not_roce);
 	rte_tel_data_add_dict_u64(d, "rx_no_qp", s.rx_no_qp);
+	rte_tel_data_add_dict_u64(d, "rx_dispatched", s.rx_dispatched);
+	rte_tel_data_add_dict_u64(d, "rx_dispatch_dropped", s.rx_dispatch_dropped);
 	return 0;
 }
 
@@ -130,7 +142,8 @@ void engine_telemetry_register(void)
 				   "A droce QP's counters. Parameter: the QP number");
 	rte_telemetry_register_cmd(
 		"/droce/lcore", tel_lcore,
-		"droce's engine lcore: loops, busy loops, packets. No parameters");
+		"droce's engine lcores: loops, busy loops, packets, their sums. Parameter: "
+		"none, or an lcore's index for that lcore alone");
 }
 
 /*

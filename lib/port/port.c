@@ -70,7 +70,17 @@ static int port_setup(struct droce_port *p, const struct droce_port_conf *c)
 		if (socket < 0)
 			socket = (int)rte_socket_id();
 	}
+	/* a queue pair per engine lcore: a device with fewer cannot serve them */
+	if (p->nb_queues > info.max_rx_queues || p->nb_queues > info.max_tx_queues)
+		return -ENOTSUP;
 	memset(&conf, 0, sizeof(conf));
+	/* several RX queues: the device spreads flows over them by hash where it can (the
+	 * engine hands each packet to its QP's lcore whatever queue it came in on) */
+	if (p->nb_queues > 1 && (info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP))) {
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_hf =
+			info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP);
+	}
 	/* scattered RX: jumbo frames land in chained mbufs when a segment is short */
 	if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER)
 		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;

@@ -6,8 +6,9 @@
  * transport never includes rte_ethdev.h: packets come in as parsed mbufs and
  * leave through the environment's tx callback, so it is tested without a port.
  *
- * Threading: a tqp, its CQs' producer handles and everything below are
- * touched by the lcore that owns the QP only. Control (create, modify,
+ * Threading: a tqp and everything below are touched by the lcore that owns
+ * the QP only; a CQ or SRQ that QPs of several lcores use is marked shared and
+ * taken under its lock (struct droce_shared_lock). Control (create, modify,
  * destroy) reaches the lcore as commands (lib/engine).
  *
  * Errors: 0 / -errno; per-WQE failures become completion statuses.
@@ -21,6 +22,7 @@
 #include <infiniband/verbs.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <rte_spinlock.h>
 
 #include "droce_mr.h"
 #include "droce_ring.h"
@@ -34,8 +36,32 @@ extern "C" {
 
 struct droce_tqp;
 
+/**
+ * The lock of a queue that QPs on several lcores may use (a CQ they complete into,
+ * an SRQ they take from). @c shared is set by the engine's control path while every
+ * lcore is parked, so an lcore sees it change only between two loop passes; it is
+ * false for a queue one lcore uses, and then the lock is never touched.
+ */
+struct droce_shared_lock {
+	bool shared;
+	rte_spinlock_t lock;
+};
+
+static inline void droce_shared_lock_take(struct droce_shared_lock *l)
+{
+	if (l != NULL && unlikely(l->shared))
+		rte_spinlock_lock(&l->lock);
+}
+
+static inline void droce_shared_lock_give(struct droce_shared_lock *l)
+{
+	if (l != NULL && unlikely(l->shared))
+		rte_spinlock_unlock(&l->lock);
+}
+
 /** A completion queue as the engine produces into it. */
 struct droce_tcq {
+	struct droce_shared_lock lock; /**< QPs of several lcores complete into it */
 	struct droce_ring_prod prod;
 	void *user;       /**< handed back to env->cq_notify (the verbs CQ) */
 	uint64_t cqes;    /**< CQEs written */
@@ -178,7 +204,8 @@ struct droce_tqp {
 	struct droce_ring_cons rq; /**< receive ring, when not on an SRQ */
 	void *sq_mem, *rq_mem;     /**< the rings' memory, re-initialised at RESET */
 	size_t sq_mem_len, rq_mem_len;
-	struct droce_ring_cons *srq; /**< the SRQ's ring, shared by its QPs on this lcore */
+	struct droce_ring_cons *srq; /**< the SRQ's ring, shared by its QPs */
+	struct droce_shared_lock *srq_lock; /**< its lock (QPs of several lcores) */
 	void *srq_user;
 	struct droce_tcq *scq, *rcq;
 	void *user; /**< handed back to env->qp_error (the verbs QP) */

@@ -40,11 +40,15 @@ static bool take_recv(const struct droce_transport_env *env, struct droce_tqp *q
 
 	if (rc->have_rwqe)
 		return true;
+	droce_shared_lock_take(q->srq_lock);
 	avail = droce_ring_cons_avail(ring);
-	if (avail <= 0)
+	if (avail <= 0) {
+		droce_shared_lock_give(q->srq_lock);
 		return false;
+	}
 	memcpy(rc->rwqe.bytes, droce_ring_cons_slot(ring, 0), ring->slot_size);
 	droce_ring_cons_release(ring, 1);
+	droce_shared_lock_give(q->srq_lock);
 	if (q->srq != NULL && env->srq_limit != NULL)
 		env->srq_limit(env->arg, q->srq_user, (uint32_t)avail - 1);
 	rc->have_rwqe = true;

@@ -147,13 +147,16 @@ void droce_tqp_modify(struct droce_tqp *q, const struct ibv_qp_attr *a, int mask
 
 bool droce_tcq_post(struct droce_tcq *cq, const struct droce_cqe *cqe)
 {
-	if (droce_ring_prod_enqueue_burst(&cq->prod, cqe, 1) != 1) {
-		/* a CQ overrun: the application made the CQ too small; counted */
-		cq->overrun++;
-		return false;
-	}
-	cq->cqes++;
-	return true;
+	bool ok;
+
+	droce_shared_lock_take(&cq->lock);
+	ok = droce_ring_prod_enqueue_burst(&cq->prod, cqe, 1) == 1;
+	if (ok)
+		cq->cqes++;
+	else
+		cq->overrun++; /* a CQ overrun: the application made the CQ too small */
+	droce_shared_lock_give(&cq->lock);
+	return ok;
 }
 
 /*
@@ -164,8 +167,8 @@ bool droce_tcq_post(struct droce_tcq *cq, const struct droce_cqe *cqe)
 static void cq_overrun(const struct droce_transport_env *env, struct droce_tqp *q,
 		       struct droce_tcq *cq)
 {
-	if (!cq->errored) {
-		cq->errored = true;
+	/* once, also when QPs of two lcores overrun it at the same time */
+	if (!__atomic_exchange_n(&cq->errored, true, __ATOMIC_RELAXED)) {
 		if (env->cq_error != NULL)
 			env->cq_error(env->arg, cq->user);
 	}

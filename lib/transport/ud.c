@@ -237,22 +237,32 @@ static void grh_area(const struct rte_mbuf *m, const struct droce_pkt *pkt, uint
 
 /*
  * Copy the next receive WQE of the QP (or its SRQ) into @p r, leaving it posted: a datagram
- * the WQE cannot hold must not use it up. Returns the WQEs posted (<= 0: none).
+ * the WQE cannot hold must not use it up. Returns the WQEs posted (<= 0: none). A shared
+ * SRQ stays locked until take_recv() or leave_recv(): no other lcore takes that WQE.
  */
 static int peek_recv(struct droce_tqp *q, struct rwqe_copy *r)
 {
 	struct droce_ring_cons *ring = q->srq != NULL ? q->srq : &q->rq;
-	int avail = droce_ring_cons_avail(ring);
+	int avail;
 
+	droce_shared_lock_take(q->srq_lock);
+	avail = droce_ring_cons_avail(ring);
 	if (avail > 0)
 		memcpy(r, droce_ring_cons_slot(ring, 0), ring->slot_size);
 	return avail;
+}
+
+/* Leave the WQE peek_recv() copied where it is. */
+static void leave_recv(struct droce_tqp *q)
+{
+	droce_shared_lock_give(q->srq_lock);
 }
 
 /* Take the WQE peek_recv() copied out of the @p avail posted. */
 static void take_recv(const struct droce_transport_env *env, struct droce_tqp *q, int avail)
 {
 	droce_ring_cons_release(q->srq != NULL ? q->srq : &q->rq, 1);
+	droce_shared_lock_give(q->srq_lock);
 	if (q->srq != NULL && env->srq_limit != NULL)
 		env->srq_limit(env->arg, q->srq_user, (uint32_t)avail - 1);
 }
@@ -288,6 +298,7 @@ int droce_ud_recv(const struct droce_transport_env *env, struct droce_tqp *q, st
 	}
 	avail = peek_recv(q, &r);
 	if (avail <= 0) {
+		leave_recv(q);
 		/* UD has no RNR: with no receive WQE the packet is dropped */
 		q->stats.out_of_buffer++;
 		rte_pktmbuf_free(m);
@@ -315,6 +326,7 @@ int droce_ud_recv(const struct droce_transport_env *env, struct droce_tqp *q, st
 		 * SRQ (kernels 6.2 to 6.9 moved the QP to Error: CVE-2024-40992); on an SRQ it
 		 * completes the WQE in error instead, droce leaves it in the SRQ too.
 		 */
+		leave_recv(q);
 		q->stats.resp_local_length_error++;
 		rte_pktmbuf_free(m);
 		return -EMSGSIZE;

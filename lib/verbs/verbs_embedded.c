@@ -147,9 +147,11 @@ void droce_embedded_start(struct droce_device *const *devs, int n)
 	}
 	if (conf->n_ports > 0) {
 		const char *sleep_us = getenv("DROCE_IDLE_SLEEP_US");
+		const char *lcores = getenv("DROCE_LCORES");
 
 		conf->eal_args = getenv("DROCE_EAL_ARGS");
 		conf->idle_sleep_us = sleep_us != NULL ? (uint32_t)strtoul(sleep_us, NULL, 0) : 50;
+		conf->lcores = lcores != NULL ? (unsigned int)strtoul(lcores, NULL, 10) : 1;
 		rc = droce_engine_start(conf, &hooks, keys);
 		if (rc != 0)
 			fprintf(stderr, "droce: the engine did not start (%s): ports stay down\n",

@@ -120,7 +120,11 @@ int droce_engine_cq_notify(struct ibv_cq *ibcq, bool solicited)
 		return 0;
 	if (__atomic_load_n(&cq->ctl->arm_solicited, __ATOMIC_RELAXED) && !solicited)
 		return 0;
-	__atomic_store_n(&cq->ctl->notified_seq, arm, __ATOMIC_RELEASE);
+	/* one notification per arming, also when QPs of two engine lcores complete into the
+	 * CQ at once: the lcore that moves notified_seq sends it */
+	if (!__atomic_compare_exchange_n(&cq->ctl->notified_seq, &done, arm, false,
+					 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		return 0;
 	/* pairs with the acquire load in droce_remote_get_cq_event(): counted before the fd */
 	__atomic_store_n(&cq->ctl->notify_count, cq->ctl->notify_count + 1, __ATOMIC_RELEASE);
 	rc = droce_channel_push(to_dch(ibcq->channel), cq);
@@ -141,14 +145,17 @@ int droce_engine_srq_check_limit(struct ibv_srq *ibsrq, uint32_t wqes_left)
 	/* pairs with the release store of arm_seq in srq_arm(): the limit is visible */
 	uint32_t arm = __atomic_load_n(&srq->ctl->arm_seq, __ATOMIC_ACQUIRE);
 	uint32_t limit = __atomic_load_n(&srq->ctl->limit, __ATOMIC_RELAXED);
+	uint32_t fired = __atomic_load_n(&srq->ctl->fired_seq, __ATOMIC_RELAXED);
 	struct ibv_async_event ev = {.element.srq = ibsrq,
 				     .event_type = IBV_EVENT_SRQ_LIMIT_REACHED};
 	int rc;
 
-	if (arm == __atomic_load_n(&srq->ctl->fired_seq, __ATOMIC_RELAXED) || limit == 0 ||
-	    wqes_left >= limit)
+	if (arm == fired || limit == 0 || wqes_left >= limit)
 		return 0;
-	__atomic_store_n(&srq->ctl->fired_seq, arm, __ATOMIC_RELEASE);
+	/* once per arming, also with QPs of two engine lcores taking from the SRQ */
+	if (!__atomic_compare_exchange_n(&srq->ctl->fired_seq, &fired, arm, false,
+					 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		return 0;
 	rc = droce_async_push(ibsrq->context, &ev);
 	return rc != 0 ? rc : 1;
 }

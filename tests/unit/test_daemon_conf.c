@@ -29,6 +29,7 @@ Test(daemon_conf, defaults)
 	cr_expect_eq(c.max_objects, 4096u);
 	cr_expect_eq(c.max_objects_total, 32768u);
 	cr_expect_eq(c.idle_sleep_us, -1);
+	cr_expect_eq(c.lcores, 0u, "the engine's default: one lcore");
 	cr_expect_eq(c.n_devices, 0u);
 }
 
@@ -43,6 +44,7 @@ Test(daemon_conf, every_key_sets_its_field)
 	cr_assert_eq(droce_daemon_conf_set(&c, "eal", "--log-level=notice", err, sizeof(err)), 0);
 	cr_assert_eq(droce_daemon_conf_set(&c, "memory", "512", err, sizeof(err)), 0);
 	cr_assert_eq(droce_daemon_conf_set(&c, "idle_sleep_us", "0", err, sizeof(err)), 0);
+	cr_assert_eq(droce_daemon_conf_set(&c, "lcores", "4", err, sizeof(err)), 0);
 	cr_assert_eq(droce_daemon_conf_set(&c, "max_clients", "3", err, sizeof(err)), 0);
 	cr_assert_eq(droce_daemon_conf_set(&c, "max_objects", "100", err, sizeof(err)), 0);
 	cr_assert_eq(droce_daemon_conf_set(&c, "max_objects_total", "1000", err, sizeof(err)), 0);
@@ -54,6 +56,7 @@ Test(daemon_conf, every_key_sets_its_field)
 	cr_expect_str_eq(c.eal_args, "--log-level=notice");
 	cr_expect_eq(c.memory_mb, 512u);
 	cr_expect_eq(c.idle_sleep_us, 0);
+	cr_expect_eq(c.lcores, 4u);
 	cr_expect_eq(c.max_clients, 3u);
 	cr_expect_eq(c.max_objects, 100u);
 	cr_expect_eq(c.max_objects_total, 1000u);
@@ -71,6 +74,8 @@ Test(daemon_conf, bad_values_are_refused_with_a_message)
 		{"memory", "lots"},
 		{"memory", ""},
 		{"idle_sleep_us", "2000000"},
+		{"lcores", "0"},
+		{"lcores", "9"},
 		{"max_clients", "0"},
 		{"max_objects", "99999999999"},
 		{"max_objects_total", "0"},

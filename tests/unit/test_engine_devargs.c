@@ -3,7 +3,8 @@
  * The devargs the engine opens a device with (lib/engine/engine_devargs.c):
  * the user's, and memif buffers that hold a whole frame of the port's MTU, so
  * that memif never chains a frame over several buffers (DPDK 22.11's memif
- * replays stale slots when it chains frames into a nearly full ring).
+ * replays stale slots when it chains frames into a nearly full ring), and an
+ * af_packet socket per engine lcore.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -14,7 +15,7 @@ static const char *args(const char *device, uint32_t mtu)
 {
 	static char out[300];
 
-	cr_assert_eq(engine_devargs(device, mtu, out, sizeof(out)), 0, "%s", device);
+	cr_assert_eq(engine_devargs(device, mtu, 1, out, sizeof(out)), 0, "%s", device);
 	return out;
 }
 
@@ -47,8 +48,26 @@ Test(engine_devargs, too_long_refused)
 {
 	char out[24];
 
-	cr_expect_eq(engine_devargs("net_memif0,role=server", 4200, out, sizeof(out)),
+	cr_expect_eq(engine_devargs("net_memif0,role=server", 4200, 1, out, sizeof(out)),
 		     -ENAMETOOLONG);
-	cr_expect_eq(engine_devargs("net_tap0,iface=a_long_name", 1500, out, sizeof(out)),
+	cr_expect_eq(engine_devargs("net_tap0,iface=a_long_name", 1500, 1, out, sizeof(out)),
 		     -ENAMETOOLONG);
+	cr_expect_eq(engine_devargs("net_af_packet0,iface=v0", 1500, 2, out, sizeof(out)),
+		     -ENAMETOOLONG);
+}
+
+Test(engine_devargs, af_packet_opens_a_queue_pair_per_lcore)
+{
+	static char out[300];
+
+	cr_assert_eq(engine_devargs("net_af_packet0,iface=v0", 1500, 2, out, sizeof(out)), 0);
+	cr_expect_str_eq(out, "net_af_packet0,iface=v0,qpairs=2");
+	cr_assert_eq(engine_devargs("net_af_packet0,iface=v0,qpairs=4", 1500, 2, out,
+				    sizeof(out)),
+		     0);
+	cr_expect_str_eq(out, "net_af_packet0,iface=v0,qpairs=4", "the user's count wins");
+	cr_assert_eq(engine_devargs("net_af_packet0,iface=v0", 1500, 1, out, sizeof(out)), 0);
+	cr_expect_str_eq(out, "net_af_packet0,iface=v0", "one lcore: the PMD's default");
+	cr_assert_eq(engine_devargs("net_memif0", 4200, 2, out, sizeof(out)), 0);
+	cr_expect_str_eq(out, "net_memif0,bsize=8192", "memif takes its queues from the port");
 }

@@ -114,6 +114,19 @@ Test(engine_telemetry, lcore_loops)
 
 	cr_expect_gt(json_u64(r, "loops"), 0, "%s", r);
 	cr_expect_geq(json_u64(r, "loops"), json_u64(r, "busy_loops"));
+	cr_expect_eq(json_u64(r, "lcores"), 1, "%s", r);
+}
+
+Test(engine_telemetry, one_lcore_by_index)
+{
+	const char *r = ask("/droce/lcore,0");
+
+	cr_expect_gt(json_u64(r, "loops"), 0, "%s", r);
+	cr_expect_eq(json_u64(r, "rx_dispatched"), 0, "one lcore hands nothing on: %s", r);
+	r = ask("/droce/lcore,1");
+	cr_expect(strstr(r, "null") != NULL, "no lcore 1: %s", r);
+	r = ask("/droce/lcore,x");
+	cr_expect(strstr(r, "null") != NULL, "not an index: %s", r);
 }
 
 Test(engine_telemetry, dpdk_telemetry_py_reads_them)
