@@ -169,9 +169,8 @@ static void eal_finish(struct engine *e, bool cleanup)
 /* Open a port, its neighbour table and the addresses the transport sends from. */
 static int port_start(struct engine *e, struct engine_port *p)
 {
-	struct droce_port_conf pc = {.nb_queues = (uint16_t)e->n_lcores,
-				     .mtu = p->conf.mtu,
-				     .socket = SOCKET_ID_ANY};
+	struct droce_port_conf pc = {
+		.nb_queues = (uint16_t)e->n_lcores, .mtu = p->conf.mtu, .socket = SOCKET_ID_ANY};
 	struct droce_neigh_cfg nc;
 	char ring_name[RTE_ETH_NAME_MAX_LEN], devargs[sizeof(p->conf.device) + 32];
 	unsigned int i;
@@ -199,7 +198,9 @@ static int port_start(struct engine *e, struct engine_port *p)
 			 strstr(devargs, "role=client") != NULL;
 	rc = droce_port_open(&p->port, &pc);
 	if (rc == -ENOTSUP && e->n_lcores > 1)
-		fprintf(stderr, "droce: %s: the device does not offer %u queue pairs, one per engine lcore\n",
+		fprintf(stderr,
+			"droce: %s: the device does not offer %u queue pairs, one per engine "
+			"lcore\n",
 			p->conf.name, e->n_lcores);
 	if (rc != 0)
 		return rc;
@@ -335,7 +336,8 @@ static void engine_teardown(struct engine *e)
 				rte_pktmbuf_free(pq->unres[u].m);
 			pq->n_unres = 0;
 			while (pq->loop_head != pq->loop_tail)
-				rte_pktmbuf_free(pq->loop[pq->loop_head++ & (ENGINE_LOOP_RING - 1)]);
+				rte_pktmbuf_free(
+					pq->loop[pq->loop_head++ & (ENGINE_LOOP_RING - 1)]);
 		}
 		droce_neigh_free(p->neigh);
 		droce_port_close(&p->port);
@@ -592,7 +594,8 @@ int droce_engine_port_stats(const char *name, struct droce_engine_port_stats *st
 }
 
 /* Add the counters of lcore @p k to @p stats. */
-static void lcore_stats_add(const struct engine *e, unsigned int k, struct droce_engine_stats *stats)
+static void lcore_stats_add(const struct engine *e, unsigned int k,
+			    struct droce_engine_stats *stats)
 {
 	const struct droce_engine_stats *s = &e->lcores[k].stats;
 

@@ -322,8 +322,8 @@ static void rx_dispatch(struct engine *e, struct engine_pq *pq, int owner, struc
 }
 
 /* One received frame: parsed and checked, then to its QP or the neighbour table. */
-static void rx_one(struct engine_lcore *lc, struct engine_pq *pq,
-		   const struct droce_parse_cfg *cfg, struct rte_mbuf *m, uint64_t now)
+static void rx_one(struct engine_lcore *lc, struct engine_pq *pq, const struct droce_parse_cfg *cfg,
+		   struct rte_mbuf *m, uint64_t now)
 {
 	struct droce_pkt pkt;
 	enum droce_parse_status st = droce_parse_mbuf(m, cfg, &pkt);
@@ -387,7 +387,8 @@ static unsigned int rx_inbox(struct engine_lcore *lc)
 {
 	struct engine *e = lc->e;
 	struct rte_mbuf *pkts[DROCE_PORT_BURST];
-	unsigned int n = rte_ring_sc_dequeue_burst(lc->inbox, (void **)pkts, DROCE_PORT_BURST, NULL);
+	unsigned int n =
+		rte_ring_sc_dequeue_burst(lc->inbox, (void **)pkts, DROCE_PORT_BURST, NULL);
 
 	for (unsigned int i = 0; i < n; i++) {
 		struct engine_port *p = &e->ports[pkts[i]->port];
@@ -504,7 +505,8 @@ int engine_lcore_main(void *arg)
 		 * Retransmission and RNR timers; what they restart goes out on the next pass.
 		 * Run every loop: the wheel's now is the transport's clock.
 		 */
-		fired = droce_transport_timers_run(&lc->wheel, rte_get_timer_cycles(), TIMER_BUDGET);
+		fired = droce_transport_timers_run(&lc->wheel, rte_get_timer_cycles(),
+						   TIMER_BUDGET);
 		if (fired > 0)
 			work += (unsigned int)fired;
 		for (i = 0; i < e->n_ports; i++) {

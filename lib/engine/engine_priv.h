@@ -117,8 +117,8 @@ struct engine_qp {
  * makes them shared (locked). Control path only, under ctl_lock.
  */
 struct engine_home {
-	int owner;          /* lcore index, -1 while no QP uses it */
-	unsigned int users; /* QPs using it */
+	int owner;                          /* lcore index, -1 while no QP uses it */
+	unsigned int users;                 /* QPs using it */
 	unsigned int on[ENGINE_LCORES_MAX]; /* of them, per lcore */
 };
 
@@ -138,8 +138,8 @@ struct engine_cq {
 
 /** Control commands, applied by the lcore between two loop passes. */
 enum engine_cmd_type {
-	CMD_NONE,  /* a round trip through one lcore */
-	CMD_PARK,  /* the lcore waits until engine.park is cleared */
+	CMD_NONE, /* a round trip through one lcore */
+	CMD_PARK, /* the lcore waits until engine.park is cleared */
 	CMD_CQ_ADD,
 	CMD_CQ_DEL,
 	CMD_SRQ_ADD,
@@ -198,11 +198,11 @@ struct engine_lcore {
 } __rte_cache_aligned;
 
 struct engine {
-	bool running;  /* the lcores run (written by the control path) */
-	bool eal_ours; /* droce initialised the EAL and cleans it up */
+	bool running;     /* the lcores run (written by the control path) */
+	bool eal_ours;    /* droce initialised the EAL and cleans it up */
 	uint32_t unparks; /* parked lcores wait until it changes (engine_ctl.c) */
-	bool multi;    /* more than one lcore: RX dispatch, locks on what they share */
-	pid_t pid;     /* the process the engine runs in (not a forked child) */
+	bool multi;       /* more than one lcore: RX dispatch, locks on what they share */
+	pid_t pid;        /* the process the engine runs in (not a forked child) */
 	/* the EAL droce started serves DPDK telemetry (not when turned off or impossible) */
 	bool telemetry;
 	char file_prefix[64];

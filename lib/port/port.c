@@ -76,7 +76,8 @@ static int port_setup(struct droce_port *p, const struct droce_port_conf *c)
 	memset(&conf, 0, sizeof(conf));
 	/* several RX queues: the device spreads flows over them by hash where it can (the
 	 * engine hands each packet to its QP's lcore whatever queue it came in on) */
-	if (p->nb_queues > 1 && (info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP))) {
+	if (p->nb_queues > 1 &&
+	    (info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP))) {
 		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
 		conf.rx_adv_conf.rss_conf.rss_hf =
 			info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP);

@@ -204,7 +204,7 @@ struct droce_tqp {
 	struct droce_ring_cons rq; /**< receive ring, when not on an SRQ */
 	void *sq_mem, *rq_mem;     /**< the rings' memory, re-initialised at RESET */
 	size_t sq_mem_len, rq_mem_len;
-	struct droce_ring_cons *srq; /**< the SRQ's ring, shared by its QPs */
+	struct droce_ring_cons *srq;        /**< the SRQ's ring, shared by its QPs */
 	struct droce_shared_lock *srq_lock; /**< its lock (QPs of several lcores) */
 	void *srq_user;
 	struct droce_tcq *scq, *rcq;

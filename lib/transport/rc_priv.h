@@ -44,6 +44,7 @@ struct rc_wqe {
 struct rc_res {
 	uint32_t kind; /**< 0 free, DROCE_OPM_READ or DROCE_OPM_ATOMIC */
 	bool pending;  /**< response packets left to send */
+	bool replay;   /**< they answer a duplicate request (duplicate()) */
 	uint32_t first_psn, last_psn;
 	uint32_t next_psn; /**< READ: next response packet */
 	uint32_t msn;

@@ -290,6 +290,22 @@ static struct rc_res *res_take(struct droce_tqp *q)
 	return r;
 }
 
+/*
+ * Whether the next responder resource may take a new READ or atomic: free, or holding the
+ * replay of a duplicate. A requester never has more than max_rd_atomic of them outstanding,
+ * so one that issues a request needing that resource has completed the request the replay
+ * answers: its replay is no longer waited for, and it
+ * is given up (a duplicate that arrived late, or a response and the timeout that resent its
+ * request crossing). A resource still sending its first response is in use: the requester
+ * went past the limit.
+ */
+static bool res_free(const struct droce_rc *rc)
+{
+	const struct rc_res *r = &rc->res[rc->res_next];
+
+	return !r->pending || r->replay;
+}
+
 static int do_read(const struct droce_transport_env *env, struct droce_tqp *q,
 		   const struct droce_pkt *pkt, const struct droce_hdr_fields *f)
 {
@@ -315,12 +331,13 @@ static int do_read(const struct droce_transport_env *env, struct droce_tqp *q,
 		return resp_fatal(env, q, DROCE_NAK_INVALID_REQ, pkt->psn, IBV_EVENT_QP_REQ_ERR);
 	/* more READs and atomics in flight than max_dest_rd_atomic: the oldest
 	 * response is still being sent, so its resource cannot be reused */
-	if (rc->res[rc->res_next].pending)
+	if (!res_free(rc))
 		return resp_fatal(env, q, DROCE_NAK_INVALID_REQ, pkt->psn, IBV_EVENT_QP_REQ_ERR);
 	rc->msn = rc_psn_add(rc->msn, 1);
 	r = res_take(q);
 	r->kind = DROCE_OPM_READ;
 	r->pending = true;
+	r->replay = false;
 	r->first_psn = pkt->psn;
 	r->last_psn = rc_psn_add(pkt->psn, n - 1);
 	r->next_psn = pkt->psn;
@@ -349,7 +366,7 @@ static int do_atomic(const struct droce_transport_env *env, struct droce_tqp *q,
 	if (droce_mr_check_atomic(f->atmeth.va, host) != DROCE_MR_OK)
 		return resp_fatal(env, q, DROCE_NAK_INVALID_REQ, pkt->psn, IBV_EVENT_QP_REQ_ERR);
 	/* no free responder resource: refuse before executing anything */
-	if (rc->res[rc->res_next].pending)
+	if (!res_free(rc))
 		return resp_fatal(env, q, DROCE_NAK_INVALID_REQ, pkt->psn, IBV_EVENT_QP_REQ_ERR);
 	p = host;
 	if (pkt->opcode == DROCE_OP_RC_CMP_SWAP) {
@@ -364,6 +381,7 @@ static int do_atomic(const struct droce_transport_env *env, struct droce_tqp *q,
 	r = res_take(q);
 	r->kind = DROCE_OPM_ATOMIC;
 	r->pending = true;
+	r->replay = false;
 	r->first_psn = pkt->psn;
 	r->last_psn = pkt->psn;
 	r->next_psn = pkt->psn;
@@ -391,6 +409,7 @@ static void duplicate(struct droce_tqp *q, const struct droce_pkt *pkt)
 			/* replayed from the resource, never executed again */
 			r->next_psn = pkt->psn;
 			r->pending = true;
+			r->replay = true;
 			/* a replayed READ response carries the responder's current MSN, as any
 			 * AETH does: the count of messages completed so far (Linux rxe too) */
 			if (r->kind == DROCE_OPM_READ)

@@ -153,8 +153,8 @@ int droce_engine_srq_check_limit(struct ibv_srq *ibsrq, uint32_t wqes_left)
 	if (arm == fired || limit == 0 || wqes_left >= limit)
 		return 0;
 	/* once per arming, also with QPs of two engine lcores taking from the SRQ */
-	if (!__atomic_compare_exchange_n(&srq->ctl->fired_seq, &fired, arm, false,
-					 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+	if (!__atomic_compare_exchange_n(&srq->ctl->fired_seq, &fired, arm, false, __ATOMIC_RELEASE,
+					 __ATOMIC_RELAXED))
 		return 0;
 	rc = droce_async_push(ibsrq->context, &ev);
 	return rc != 0 ? rc : 1;

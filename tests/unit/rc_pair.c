@@ -18,6 +18,7 @@ static struct {
 	unsigned int head, tail;
 } q;
 struct rte_mbuf *held; /* the frame HOLD keeps back until the next one passes */
+struct rte_mbuf *stashed;
 static struct side *held_to;
 struct droce_hdr_fields last_a; /* fields of A's last frame */
 
@@ -32,6 +33,11 @@ static void enqueue(struct side *to, struct rte_mbuf *m)
 	q.m[q.tail % QUEUE] = m;
 	q.to[q.tail % QUEUE] = to;
 	q.tail++;
+}
+
+void inject(struct side *to, struct rte_mbuf *m)
+{
+	enqueue(to, m);
 }
 
 static void tx(void *arg, struct rte_mbuf *m)
@@ -56,6 +62,12 @@ static void tx(void *arg, struct rte_mbuf *m)
 		return;
 	case DUP:
 		enqueue(peer(from), rte_pktmbuf_copy(m, pool, 0, UINT32_MAX));
+		enqueue(peer(from), m);
+		return;
+	case STASH:
+		cr_assert_null(stashed);
+		stashed = rte_pktmbuf_copy(m, pool, 0, UINT32_MAX);
+		cr_assert_not_null(stashed);
 		enqueue(peer(from), m);
 		return;
 	case HOLD:
@@ -351,6 +363,12 @@ enum fault hold_a_nth(const struct side *from, const struct droce_pkt *pkt, unsi
 {
 	(void)pkt;
 	return from == &a && n == target ? HOLD : PASS;
+}
+
+enum fault stash_a_nth(const struct side *from, const struct droce_pkt *pkt, unsigned int n)
+{
+	(void)pkt;
+	return from == &a && n == target ? STASH : PASS;
 }
 
 enum fault drop_b_nth(const struct side *from, const struct droce_pkt *pkt, unsigned int n)

@@ -36,7 +36,7 @@ struct side {
 	unsigned int frames; /* frames this side sent */
 };
 
-enum fault { PASS, DROP, DUP, HOLD };
+enum fault { PASS, DROP, DUP, HOLD, STASH };
 
 /* Decides the fate of the n-th frame (from 0) a side sends. */
 typedef enum fault (*fault_fn)(const struct side *from, const struct droce_pkt *pkt,
@@ -66,6 +66,8 @@ extern fault_fn fault;
 extern unsigned int bad_frames, solicited_events;
 extern struct droce_hdr_fields last_a; /* fields of A's last frame */
 extern struct rte_mbuf *held;
+/** A copy of the frame STASH let through, for the test to inject() later. */
+extern struct rte_mbuf *stashed;
 /** The peer's address resolves to nothing: the neighbour lookup fails (-EHOSTUNREACH). */
 extern bool unreachable;
 extern const uint32_t sizes[6]; /* 0, 1, PMTU-1, PMTU, PMTU+1, MIB */
@@ -77,6 +79,8 @@ void cq_notify(void *arg, void *cq, bool solicited);
 void qp_error(void *arg, void *qp, enum ibv_qp_state state, enum ibv_event_type ev);
 /** Deliver queued frames and run both send passes until nothing moves. */
 void pump(void);
+/** Queue @p m for @p to behind what is queued: delivered by the next pump(). */
+void inject(struct side *to, struct rte_mbuf *m);
 /** Pump, and let time pass to the next timer, until no timer is left (bounded). */
 void settle(void);
 void side_setup(struct side *s, enum ibv_qp_type type);
@@ -96,6 +100,7 @@ uint32_t pkts_of(uint32_t len);
 enum fault drop_a_nth(const struct side *from, const struct droce_pkt *pkt, unsigned int n);
 enum fault dup_a_nth(const struct side *from, const struct droce_pkt *pkt, unsigned int n);
 enum fault hold_a_nth(const struct side *from, const struct droce_pkt *pkt, unsigned int n);
+enum fault stash_a_nth(const struct side *from, const struct droce_pkt *pkt, unsigned int n);
 enum fault drop_b_nth(const struct side *from, const struct droce_pkt *pkt, unsigned int n);
 enum fault drop_all_a(const struct side *from, const struct droce_pkt *pkt, unsigned int n);
 /** A SEND of @p len from A to B, both completions and the bytes checked. */

@@ -62,8 +62,7 @@ Test(engine_devargs, af_packet_opens_a_queue_pair_per_lcore)
 
 	cr_assert_eq(engine_devargs("net_af_packet0,iface=v0", 1500, 2, out, sizeof(out)), 0);
 	cr_expect_str_eq(out, "net_af_packet0,iface=v0,qpairs=2");
-	cr_assert_eq(engine_devargs("net_af_packet0,iface=v0,qpairs=4", 1500, 2, out,
-				    sizeof(out)),
+	cr_assert_eq(engine_devargs("net_af_packet0,iface=v0,qpairs=4", 1500, 2, out, sizeof(out)),
 		     0);
 	cr_expect_str_eq(out, "net_af_packet0,iface=v0,qpairs=4", "the user's count wins");
 	cr_assert_eq(engine_devargs("net_af_packet0,iface=v0", 1500, 1, out, sizeof(out)), 0);

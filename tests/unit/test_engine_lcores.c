@@ -88,16 +88,17 @@ static struct ibv_qp *qp_new(struct dev *d, enum ibv_qp_type type, struct ibv_cq
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT,
 				.port_num = 1,
 				.qkey = 0x1111,
-				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-						   (type == IBV_QPT_RC ? IBV_ACCESS_REMOTE_READ : 0)};
+				.qp_access_flags =
+					IBV_ACCESS_REMOTE_WRITE |
+					(type == IBV_QPT_RC ? IBV_ACCESS_REMOTE_READ : 0)};
 	struct ibv_qp *qp = ibv_create_qp(d->pd, &ia);
 
 	cr_assert_not_null(qp, "create_qp: %s", strerror(errno));
-	cr_assert_eq(ibv_modify_qp(qp, &a,
-				   IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					   (type == IBV_QPT_UD ? IBV_QP_QKEY
-							       : IBV_QP_ACCESS_FLAGS)),
-		     0);
+	cr_assert_eq(
+		ibv_modify_qp(qp, &a,
+			      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				      (type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS)),
+		0);
 	return qp;
 }
 
@@ -134,8 +135,9 @@ static void qp_connect(struct ibv_qp *qp, const struct dev *peer, uint32_t dqpn)
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 4;
 	cr_assert_eq(ibv_modify_qp(qp, &a,
-				   IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC),
+				   IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+					   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					   IBV_QP_MAX_QP_RD_ATOMIC),
 		     0);
 }
 
@@ -190,7 +192,8 @@ static void wait_ops(struct ibv_cq *cq, unsigned int n, unsigned int *ops)
 
 static void post_recv_qp(struct ibv_qp *qp, const struct dev *d, uint64_t id, uint32_t off)
 {
-	struct ibv_sge s = {.addr = (uintptr_t)d->buf + off, .length = MSG + 40, .lkey = d->mr->lkey};
+	struct ibv_sge s = {
+		.addr = (uintptr_t)d->buf + off, .length = MSG + 40, .lkey = d->mr->lkey};
 	struct ibv_recv_wr wr = {.wr_id = id, .sg_list = &s, .num_sge = 1}, *bad;
 
 	cr_assert_eq(ibv_post_recv(qp, &wr, &bad), 0);

@@ -96,6 +96,49 @@ Test(transport_rc, lost_atomic_ack_replayed_not_reexecuted)
 	cr_expect_eq(b.tqp.stats.duplicate_request, 1);
 }
 
+/*
+ * A duplicate atomic whose replay is still waiting to be sent when a new atomic needs its
+ * responder resource: the requester has completed the original (it could not issue past
+ * max_rd_atomic otherwise), so the replay is given up and the new atomic executes. Seen
+ * under random loss when a response and the timeout that resent its request crossed: the
+ * responder used to NAK the new request as invalid and end the QP.
+ */
+Test(transport_rc, replay_waiting_gives_its_resource_to_a_new_atomic)
+{
+	uint64_t *remote = (uint64_t *)(b.buf + 64);
+	struct ibv_wc wc;
+	struct wr_args fadd = {.op = IBV_WR_ATOMIC_FETCH_AND_ADD,
+			       .len = 8,
+			       .roff = 64,
+			       .compare_add = 1,
+			       .flags = IBV_SEND_SIGNALED};
+
+	*remote = 500;
+	target = 0;
+	fault = stash_a_nth; /* a copy of the first atomic's request, for later */
+	for (uint64_t i = 1; i <= 4; i++) {
+		fadd.off = (uint32_t)(8 * i);
+		cr_assert_eq(post_wr(&a, i, &fadd), 0);
+	}
+	settle();
+	for (uint64_t i = 1; i <= 4; i++)
+		cr_assert_eq(wc_of(&a, i).status, IBV_WC_SUCCESS);
+	/* all four resources used; the next new atomic takes the first one's */
+	cr_assert_not_null(stashed);
+	inject(&b, stashed); /* the duplicate first: its replay waits for B's send pass */
+	stashed = NULL;
+	fadd.off = 40;
+	cr_assert_eq(post_wr(&a, 5, &fadd), 0);
+	settle();
+	wc = wc_of(&a, 5);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(*(uint64_t *)(a.buf + 40), 504, "the fifth saw the fourth's result");
+	cr_expect_eq(*remote, 505, "each executed once");
+	cr_expect_eq(b.tqp.stats.duplicate_request, 1);
+	cr_expect_eq(b.tqp.stats.resp_invalid_request, 0);
+	cr_expect_eq(b.tqp.state, IBV_QPS_RTS);
+}
+
 Test(transport_rc, wrong_pkey_dropped_and_counted)
 {
 	struct ibv_wc wc;
