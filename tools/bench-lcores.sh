@@ -32,7 +32,8 @@ export DROCE_NO_HUGE=1 # both settings on the same memory, no run lost to hugepa
 work=$(mktemp -d "${TMPDIR:-/tmp}/droce-lcores.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# One run: the bandwidth (Gb/s) and message rate (Mpps) of droce-perf's result line.
+# One run: the bandwidth (MB/s, perftest's unit) and message rate (Mpps) of droce-perf's
+# result line.
 run() {
 	local lcores=$1 test=$2 size=$3 out=$work/run.txt line n
 	n=$iters
@@ -47,7 +48,7 @@ run() {
 	line=$(awk -v s="$size" '$1 == s && NF == 5 { print $4, $5 }' "$out")
 	[ -n "$line" ] || { echo "bench-lcores: no result line:" >&2; cat "$out" >&2; return 1; }
 	echo "$line" >> "$work/$lcores.$test.$size"
-	printf '  %-9s %7s B  %s lcore(s)  %s Gb/s %s Mpps\n' "$test" "$size" "$lcores" $line
+	printf '  %-9s %7s B  %s lcore(s)  %s MB/s %s Mpps\n' "$test" "$size" "$lcores" $line
 }
 
 echo "droce-perf --loopback -q $qps ${PERF_ARGS:-}: $reps runs per test, size and setting"
@@ -70,15 +71,15 @@ done
 stats() { awk -v c="$2" '{ print $c }' "$1" | sort -g | awk '{ v[NR] = $1 } END {
 	m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
 	printf "%.3f %.3f\n", v[NR], m }'; }
-div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }'; }
+div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
 echo
-echo "Gb/s, best and median of $reps runs; ratio = two lcores / one lcore (best, median)"
+echo "Mpps, best and median of $reps runs; ratio = two lcores / one lcore (best, median)"
 printf '%-9s %8s | %-15s | %-15s | %s\n' test size "1 lcore" "2 lcores" ratio
 for t in $tests; do
 	for s in $sizes; do
-		read -r ob om < <(stats "$work/1.$t.$s" 1)
-		read -r tb tm < <(stats "$work/2.$t.$s" 1)
+		read -r ob om < <(stats "$work/1.$t.$s" 2)
+		read -r tb tm < <(stats "$work/2.$t.$s" 2)
 		printf '%-9s %8s | %-15s | %-15s | %s %s\n' "$t" "$s" "$ob $om" "$tb $tm" \
 			"$(div "$tb" "$ob")" "$(div "$tm" "$om")"
 	done

@@ -188,6 +188,7 @@ static int port_start(struct engine *e, struct engine_port *p)
 	}
 	/* a second start in this process counts from zero as well */
 	memset(p->pq, 0, sizeof(p->pq));
+	p->neigh_now = 0;
 	rte_spinlock_init(&p->neigh_lock);
 	rte_spinlock_init(&p->cap_lock);
 	/* several queue pairs hold several RX rings and TX backlogs of mbufs */
@@ -367,6 +368,7 @@ static int lcores_prepare(struct engine *e)
 		struct engine_lcore *lc = &e->lcores[k];
 
 		memset(&lc->stats, 0, sizeof(lc->stats));
+		memset(lc->out_n, 0, sizeof(lc->out_n));
 		lc->e = e;
 		lc->idx = k;
 		lc->pending = NULL;

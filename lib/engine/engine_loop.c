@@ -43,10 +43,22 @@ static uint64_t now_us(const struct engine *e)
 
 /* ---- what the lcores of a port share: locked only when there are several */
 
-static void neigh_lock(struct engine_port *p)
+/*
+ * The neighbour table is taken under its lock and with its own clock: each lcore reads the
+ * time at the top of its pass, so one lcore's "now" can be a little older than what
+ * another has just stamped an entry with; the table needs its time never to go back (an
+ * age computed backwards would expire a fresh entry). Returns the table's now, @p now or
+ * later.
+ */
+static uint64_t neigh_lock(struct engine_port *p, uint64_t now)
 {
-	if (droce_engine.multi)
-		rte_spinlock_lock(&p->neigh_lock);
+	if (!droce_engine.multi)
+		return now;
+	rte_spinlock_lock(&p->neigh_lock);
+	if (now < p->neigh_now)
+		return p->neigh_now;
+	p->neigh_now = now;
+	return now;
 }
 
 static void neigh_unlock(struct engine_port *p)
@@ -117,10 +129,8 @@ static int env_neigh(void *arg, const uint8_t ip[16], uint8_t mac[6])
 {
 	struct engine_pq *pq = arg;
 	struct engine_port *p = pq->port;
-	int rc;
+	int rc = droce_neigh_resolve(p->neigh, ip, neigh_lock(p, now_us(&droce_engine)), mac);
 
-	neigh_lock(p);
-	rc = droce_neigh_resolve(p->neigh, ip, now_us(&droce_engine), mac);
 	neigh_unlock(p);
 	/* our own address: a QP talking to another QP of this port */
 	if (rc == -EINVAL) {
@@ -162,8 +172,7 @@ static unsigned int unres_flush(struct engine_pq *pq, uint64_t now)
 		uint8_t mac[6];
 		int rc;
 
-		neigh_lock(p);
-		rc = droce_neigh_resolve(p->neigh, u->ip, now, mac);
+		rc = droce_neigh_resolve(p->neigh, u->ip, neigh_lock(p, now), mac);
 		neigh_unlock(p);
 		if (rc == 0) {
 			struct rte_ether_hdr *eth = rte_pktmbuf_mtod(u->m, struct rte_ether_hdr *);
@@ -269,8 +278,7 @@ static void rx_other(struct engine_pq *pq, struct rte_mbuf *m, uint64_t now)
 
 	pq->rx.not_roce++;
 	if (frame != NULL) {
-		neigh_lock(p);
-		r = droce_neigh_rx(p->neigh, frame, len, now, &reply);
+		r = droce_neigh_rx(p->neigh, frame, len, neigh_lock(p, now), &reply);
 		neigh_unlock(p);
 	}
 	if (r == DROCE_NEIGH_REPLY && reply.len > 0) {
@@ -301,24 +309,44 @@ static void rx_to_qp(struct engine_lcore *lc, struct engine_pq *pq, struct rte_m
 	droce_tqp_recv(&q->pq->env, &q->tqp, m, pkt);
 }
 
+/* What this lcore gathered for lcore @p owner into that lcore's inbox, in one burst. */
+static void dispatch_flush(struct engine_lcore *lc, unsigned int owner)
+{
+	unsigned int n = lc->out_n[owner];
+	unsigned int done = rte_ring_mp_enqueue_burst(lc->e->lcores[owner].inbox,
+						      (void *const *)lc->out[owner], n, NULL);
+
+	lc->stats.rx_dispatched += done;
+	/* the owner is behind by a whole inbox: as a full RX queue would */
+	lc->stats.rx_dispatch_dropped += n - done;
+	if (done < n)
+		rte_pktmbuf_free_bulk(&lc->out[owner][done], n - done);
+	lc->out_n[owner] = 0;
+}
+
+static void dispatch_flush_all(struct engine_lcore *lc)
+{
+	for (unsigned int k = 0; k < lc->e->n_lcores; k++)
+		if (lc->out_n[k] > 0)
+			dispatch_flush(lc, k);
+}
+
 /*
- * A checked packet for another lcore's QP into that lcore's inbox, with its parse (in a
- * dynamic mbuf field when DPDK had room for one) and its port (in m->port, which the
+ * A checked packet for another lcore's QP, gathered for that lcore's inbox with its parse
+ * (in a dynamic mbuf field when DPDK had room for one) and its port (in m->port, which the
  * engine's own frames do not otherwise use: the loopback ring's carry the TX pool's).
  */
-static void rx_dispatch(struct engine *e, struct engine_pq *pq, int owner, struct rte_mbuf *m,
-			const struct droce_pkt *pkt)
+static void rx_dispatch(struct engine_lcore *lc, struct engine_pq *pq, unsigned int owner,
+			struct rte_mbuf *m, const struct droce_pkt *pkt)
 {
+	struct engine *e = lc->e;
+
 	if (e->mbuf_pkt_off >= 0)
 		*RTE_MBUF_DYNFIELD(m, e->mbuf_pkt_off, struct droce_pkt *) = *pkt;
 	m->port = (uint16_t)(pq->port - e->ports);
-	if (rte_ring_mp_enqueue(e->lcores[owner].inbox, m) != 0) {
-		/* the owner is behind by a whole inbox: as a full RX queue would */
-		pq->lc->stats.rx_dispatch_dropped++;
-		rte_pktmbuf_free(m);
-		return;
-	}
-	pq->lc->stats.rx_dispatched++;
+	lc->out[owner][lc->out_n[owner]++] = m;
+	if (lc->out_n[owner] == DROCE_PORT_BURST)
+		dispatch_flush(lc, owner);
 }
 
 /* One received frame: parsed and checked, then to its QP or the neighbour table. */
@@ -346,7 +374,7 @@ static void rx_one(struct engine_lcore *lc, struct engine_pq *pq, const struct d
 			return;
 		}
 		if (owner != (int)lc->idx) {
-			rx_dispatch(lc->e, pq, owner, m, &pkt);
+			rx_dispatch(lc, pq, (unsigned int)owner, m, &pkt);
 			return;
 		}
 	}
@@ -379,6 +407,8 @@ static unsigned int rx_port(struct engine_lcore *lc, struct engine_pq *pq, uint6
 	/* the loopback ring: what was queued before this pass, what it queues waits */
 	for (uint32_t end = pq->loop_tail; pq->loop_head != end; looped++)
 		rx_one(lc, pq, &cfg, pq->loop[pq->loop_head++ & (ENGINE_LOOP_RING - 1)], now);
+	if (unlikely(lc->e->multi))
+		dispatch_flush_all(lc);
 	return n + looped;
 }
 
@@ -420,8 +450,7 @@ static void neigh_requests(struct engine_pq *pq, uint64_t now)
 	struct droce_neigh_req reqs[4];
 	unsigned int n, i;
 
-	neigh_lock(p);
-	n = droce_neigh_pending(p->neigh, now, reqs, 4);
+	n = droce_neigh_pending(p->neigh, neigh_lock(p, now), reqs, 4);
 	neigh_unlock(p);
 	for (i = 0; i < n; i++) {
 		struct droce_neigh_frame f;
@@ -429,7 +458,7 @@ static void neigh_requests(struct engine_pq *pq, uint64_t now)
 		char *d;
 		int rc;
 
-		neigh_lock(p);
+		neigh_lock(p, now);
 		rc = droce_neigh_build_request(p->neigh, &reqs[i], &f);
 		neigh_unlock(p);
 		if (rc != 0)

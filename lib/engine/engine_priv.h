@@ -91,6 +91,7 @@ struct engine_port {
 	/* several lcores share the neighbour table and the capture: each has a lock, taken
 	 * only when the engine runs more than one lcore (engine.multi) */
 	rte_spinlock_t neigh_lock, cap_lock;
+	uint64_t neigh_now; /* the neighbour table's clock (engine_loop.c neigh_lock()) */
 	/* capture of what the device receives and is given: NULL on the fast path */
 	struct droce_capture *cap;
 	struct engine_pq pq[ENGINE_LCORES_MAX];
@@ -191,6 +192,9 @@ struct engine_lcore {
 	/* frames other lcores received for this lcore's QPs (multi-producer, this lcore
 	 * consumes); NULL with a single lcore */
 	struct rte_ring *inbox;
+	/* packets this lcore received for each other lcore, handed over a burst at a time */
+	uint16_t out_n[ENGINE_LCORES_MAX];
+	struct rte_mbuf *out[ENGINE_LCORES_MAX][DROCE_PORT_BURST];
 	struct engine_cmd *pending; /* control path stores (release), lcore clears (release) */
 	struct droce_engine_stats stats;
 	/* RC retransmission and RNR timers, in timer cycles */
