@@ -103,39 +103,33 @@ static void print_share(const char *what, uint64_t n, uint64_t busy, uint64_t la
 	       share(busy - last_busy, n - last_n));
 }
 
-/* The engine's lcore: the EAL's worker lcore that runs (the engine launched it). */
-static int engine_lcore(unsigned int *lcore)
-{
-	unsigned int l;
-
-	RTE_LCORE_FOREACH_WORKER(l)
-	if (rte_eal_get_lcore_state(l) == RUNNING) {
-		*lcore = l;
-		return 0;
-	}
-	return -1;
-}
-
 int pmd_cmd_lcores(int argc, char **argv)
 {
-	static uint64_t last_loops, last_busy, last_tloops, last_tbusy;
-	struct droce_engine_stats es;
+	static uint64_t last_loops[DROCE_ENGINE_LCORES_MAX], last_busy[DROCE_ENGINE_LCORES_MAX];
+	static uint64_t last_tloops, last_tbusy;
+	unsigned int n = droce_engine_lcores();
 	uint64_t tl, tb;
-	unsigned int lcore;
 	int cpu;
 
 	(void)argc;
 	(void)argv;
-	if (!droce_engine_running())
+	if (!droce_engine_running() || n == 0)
 		return pmd_err("the engine does not run");
-	droce_engine_stats_get(&es);
-	if (engine_lcore(&lcore) == 0)
-		printf("lcore %u (cpu %u): droce engine\n", lcore, rte_lcore_to_cpu_id((int)lcore));
-	else
-		printf("lcore ?: droce engine\n");
-	print_share("loops", es.loops, es.busy_loops, last_loops, last_busy);
-	last_loops = es.loops;
-	last_busy = es.busy_loops;
+	for (unsigned int k = 0; k < n && k < DROCE_ENGINE_LCORES_MAX; k++) {
+		struct droce_engine_stats es;
+		int lcore = droce_engine_lcore_id(k);
+
+		if (droce_engine_lcore_stats(k, &es) != 0 || lcore < 0)
+			return pmd_err("the engine stopped");
+		printf("lcore %d (cpu %u): droce engine %u of %u\n", lcore,
+		       rte_lcore_to_cpu_id(lcore), k, n);
+		print_share("loops", es.loops, es.busy_loops, last_loops[k], last_busy[k]);
+		printf("  time: busy %.1f %%, idle %.1f %%\n",
+		       share(es.busy_cycles, es.busy_cycles + es.idle_cycles),
+		       share(es.idle_cycles, es.busy_cycles + es.idle_cycles));
+		last_loops[k] = es.loops;
+		last_busy[k] = es.busy_loops;
+	}
 	pmd_stream_thread_stats(&tl, &tb, &cpu);
 	if (cpu >= 0)
 		printf("stream thread (cpu %d)\n", cpu);

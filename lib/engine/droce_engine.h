@@ -237,6 +237,10 @@ struct droce_engine_stats {
 	uint64_t rx_dispatched;
 	/** of those, dropped: the owner lcore's inbox was full */
 	uint64_t rx_dispatch_dropped;
+	/** timer cycles (rte_get_timer_hz() a second) of loop passes that found work */
+	uint64_t busy_cycles;
+	/** timer cycles of passes that found none, the idle back-off's sleeps included */
+	uint64_t idle_cycles;
 };
 
 /** Engine-wide counters: the sums over the lcores (and over the ports' queues). */
@@ -251,6 +255,9 @@ unsigned int droce_engine_lcores(void);
  * @return 0; -EINVAL (no such lcore); -ENODEV (engine not running).
  */
 int droce_engine_lcore_stats(unsigned int idx, struct droce_engine_stats *stats);
+
+/** The EAL lcore id engine lcore @p idx runs as; -EINVAL (no such lcore), -ENODEV. */
+int droce_engine_lcore_id(unsigned int idx);
 
 /** The lcore QP @p qpn runs on (an index as above), or -ENOENT / -ENODEV. */
 int droce_engine_qp_lcore(uint32_t qpn);

@@ -609,6 +609,8 @@ static void lcore_stats_add(const struct engine *e, unsigned int k,
 	stats->tx_waits += s->tx_waits;
 	stats->rx_dispatched += s->rx_dispatched;
 	stats->rx_dispatch_dropped += s->rx_dispatch_dropped;
+	stats->busy_cycles += s->busy_cycles;
+	stats->idle_cycles += s->idle_cycles;
 	/* what the ports drop before any QP: the sums of the lcore's queues' own counters */
 	for (unsigned int i = 0; i < e->n_ports; i++) {
 		const struct engine_port_rx *rx = &e->ports[i].pq[k].rx;
@@ -645,6 +647,13 @@ int droce_engine_lcore_stats(unsigned int idx, struct droce_engine_stats *stats)
 	memset(stats, 0, sizeof(*stats));
 	lcore_stats_add(e, idx, stats);
 	return 0;
+}
+
+int droce_engine_lcore_id(unsigned int idx)
+{
+	if (!droce_engine_running())
+		return -ENODEV;
+	return idx < droce_engine.n_lcores ? (int)droce_engine.lcores[idx].lcore_id : -EINVAL;
 }
 
 int droce_engine_qp_lcore(uint32_t qpn)

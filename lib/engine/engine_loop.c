@@ -496,12 +496,20 @@ int engine_lcore_main(void *arg)
 	struct engine_lcore *lc = arg;
 	struct engine *e = lc->e;
 	unsigned int idle = 0, me = lc->idx;
+	uint64_t last = rte_get_timer_cycles();
+	bool busy = false;
 
 	while (__atomic_load_n(&e->running, __ATOMIC_ACQUIRE)) {
-		uint64_t now = now_us(e);
+		uint64_t tsc = rte_get_timer_cycles(), now = tsc / e->hz_per_us;
 		unsigned int work = 0, i;
 		int fired;
 
+		/* the time of the last pass, and of the sleep after it, by what the pass found */
+		if (busy)
+			lc->stats.busy_cycles += tsc - last;
+		else
+			lc->stats.idle_cycles += tsc - last;
+		last = tsc;
 		engine_cmd_apply(lc);
 		if (me == 0)
 			late_starts(e, now);
@@ -551,6 +559,7 @@ int engine_lcore_main(void *arg)
 				work += droce_port_tx_flush(&p->port, (uint16_t)me);
 		}
 		lc->stats.loops++;
+		busy = work > 0;
 		if (work > 0) {
 			lc->stats.busy_loops++;
 			idle = 0;

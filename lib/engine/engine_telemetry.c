@@ -123,6 +123,9 @@ static int tel_lcore(const char *cmd, const char *params, struct rte_tel_data *d
 	rte_tel_data_add_dict_u64(d, "rx_no_qp", s.rx_no_qp);
 	rte_tel_data_add_dict_u64(d, "rx_dispatched", s.rx_dispatched);
 	rte_tel_data_add_dict_u64(d, "rx_dispatch_dropped", s.rx_dispatch_dropped);
+	rte_tel_data_add_dict_u64(d, "busy_cycles", s.busy_cycles);
+	rte_tel_data_add_dict_u64(d, "idle_cycles", s.idle_cycles);
+	rte_tel_data_add_dict_u64(d, "cycles_hz", rte_get_timer_hz());
 	return 0;
 }
 

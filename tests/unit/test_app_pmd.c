@@ -324,7 +324,7 @@ Test(app_pmd, port_stats_xstats_and_clear)
 	expect_out("\nlocal_ack_timeout_err: ");
 	expect_out("\nicrc_error: ");
 	expect_out("\n  NIC statistics for port 1 (droce1) cleared\n");
-	expect_out("): droce engine\n  loops ");
+	expect_out("): droce engine 0 of 1\n  loops ");
 	expect_out("%), idle ");
 	expect_out("; since the last show: busy ");
 	expect_out("stream thread");

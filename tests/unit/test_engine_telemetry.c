@@ -115,6 +115,8 @@ Test(engine_telemetry, lcore_loops)
 	cr_expect_gt(json_u64(r, "loops"), 0, "%s", r);
 	cr_expect_geq(json_u64(r, "loops"), json_u64(r, "busy_loops"));
 	cr_expect_eq(json_u64(r, "lcores"), 1, "%s", r);
+	cr_expect_gt(json_u64(r, "busy_cycles") + json_u64(r, "idle_cycles"), 0, "%s", r);
+	cr_expect_gt(json_u64(r, "cycles_hz"), 0, "%s", r);
 }
 
 Test(engine_telemetry, one_lcore_by_index)
