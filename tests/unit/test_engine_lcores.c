@@ -7,12 +7,14 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <infiniband/verbs.h>
 
+#include "droce_counters.h"
 #include "droce_engine.h"
 
 #define DEVICES                                                      \
@@ -455,4 +457,60 @@ Test(engine_lcores, destroyed_qps_release_their_lcore)
 	cr_expect_geq(droce_engine_qp_lcore(a->qp_num), 0);
 	cr_assert_eq(ibv_destroy_qp(a), 0);
 	cr_assert_eq(ibv_destroy_cq(cq), 0);
+}
+
+/* Control calls that park every lcore, made over and over from a thread of their own. */
+static bool control_stop;
+static unsigned long control_calls;
+
+static void *control_loop(void *arg)
+{
+	struct droce_counter c[128];
+
+	(void)arg;
+	while (!__atomic_load_n(&control_stop, __ATOMIC_ACQUIRE)) {
+		struct ibv_cq *cq = ibv_create_cq(d0.ctx, 16, NULL, NULL, 0);
+		uint32_t qpns[64];
+
+		if (droce_engine_port_counters("droce0", c, 128) <= 0 ||
+		    droce_engine_qp_list(qpns, 64) < 0 || cq == NULL || ibv_destroy_cq(cq) != 0)
+			return (void *)1;
+		control_calls++;
+	}
+	return NULL;
+}
+
+/*
+ * Traffic on both lcores while another thread parks them again and again (port counters,
+ * the QP list, CQs made and destroyed): every message arrives once, whole, and the control
+ * calls all succeed.
+ */
+Test(engine_lcores, traffic_goes_on_while_the_control_path_parks_the_lcores)
+{
+	struct pair p[2];
+	pthread_t t;
+	void *ret;
+	unsigned int rounds = 0;
+
+	pair_new(&p[0], IBV_QPT_RC);
+	pair_new(&p[1], IBV_QPT_RC);
+	cr_assert_eq(pthread_create(&t, NULL, control_loop, NULL), 0);
+	for (unsigned int r = 0; r < 200; r++, rounds++) {
+		for (unsigned int i = 0; i < 2; i++) {
+			fill(d0.buf + i * MSG, MSG, r * 2 + i);
+			post_recv_qp(p[i].q1, &d1, r, (16 + 4 * i) * MSG);
+			post_send_qp(p[i].q0, &d0, r, i * MSG, IBV_WR_SEND, 0, 0);
+		}
+		for (unsigned int i = 0; i < 2; i++) {
+			wait_n(p[i].cq1, 1, IBV_WC_RECV, NULL, 0);
+			wait_n(p[i].cq0, 1, IBV_WC_SEND, NULL, 0);
+			cr_assert(memcmp(d1.buf + (16 + 4 * i) * MSG, d0.buf + i * MSG, MSG) == 0,
+				  "round %u pair %u: bytes", r, i);
+		}
+	}
+	__atomic_store_n(&control_stop, true, __ATOMIC_RELEASE);
+	cr_assert_eq(pthread_join(t, &ret), 0);
+	cr_expect_null(ret, "every control call succeeded");
+	cr_expect_gt(control_calls, 0);
+	cr_expect_eq(rounds, 200);
 }
