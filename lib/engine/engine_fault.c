@@ -174,6 +174,7 @@ struct droce_fault *engine_fault_swap(struct engine_port *p, struct droce_fault 
 	p->fault = f;
 	p->fault_n = 0;
 	p->conf.fault = *c;
+	engine_env_zero_copy(p); /* the injector writes into frames: copies only */
 	return old;
 }
 

@@ -177,6 +177,8 @@ struct engine_qp *engine_qp_find(struct engine *e, uint32_t qpn);
 /* engine_loop.c */
 int engine_lcore_main(void *arg);
 void engine_env_init(struct engine *e, struct engine_port *p);
+/* zero copy allowed on the port as it is now (its driver, its fault injector) */
+void engine_env_zero_copy(struct engine_port *p);
 void engine_port_tx(struct engine_port *p, struct rte_mbuf *m);
 
 /* engine_counters.c: run by the lcore */

@@ -158,16 +158,16 @@ struct droce_mr_entry {
  * The table is process-local (it holds a pointer): it lives where the engine runs.
  */
 struct droce_mr_table {
-	struct droce_mr_entry *entries;             /**< nslots entries, slot 0 unused */
-	uint32_t nslots;                            /**< capacity + 1 */
-	uint32_t capacity;                          /**< entries usable */
+	struct droce_mr_entry *entries; /**< nslots entries, slot 0 unused */
+	uint32_t nslots;                /**< capacity + 1 */
+	uint32_t capacity;              /**< entries usable */
 	uint32_t *busy; /**< per slot: zero-copy frames still holding the MR's bytes */
 	uint32_t lock __attribute__((aligned(64))); /**< writer lock */
 	uint32_t used;                              /**< slots in use */
 	uint32_t free_head;                         /**< first slot to reuse */
 	uint32_t free_tail;                         /**< last freed slot */
 	uint8_t own_mem;                            /**< entries were allocated by init */
-	uint64_t busy_waits; /**< droce_mr_busy_wait() calls that found frames in flight */
+	uint64_t busy_waits;    /**< droce_mr_busy_wait() calls that found frames in flight */
 	uint64_t busy_timeouts; /**< of those, the ones that gave up (frames still in flight) */
 };
 

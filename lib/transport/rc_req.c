@@ -270,10 +270,11 @@ static int send_pkt(const struct droce_transport_env *env, struct droce_tqp *q, 
 		goto sent;
 	}
 	if (len > 0 && env->zero_copy_min != 0 && q->type == IBV_QPT_RC) {
-		rc = zc_send(env, q, w, k, &a, &f, len);
-		if (rc != -ENOTSUP) {
-			if (rc != 0)
-				return rc;
+		int zc = zc_send(env, q, w, k, &a, &f, len);
+
+		if (zc != -ENOTSUP) {
+			if (zc != 0)
+				return zc;
 			goto sent;
 		}
 	}

@@ -196,8 +196,8 @@ struct rte_mbuf *droce_zc_frame(const struct droce_transport_env *env, const str
 		return NULL;
 	/* every header in the first segment: the parser and the ICRC read them there */
 	buf = (uint8_t *)rte_pktmbuf_append(h, (uint16_t)hdr_len);
-	if (buf == NULL || droce_build_hdrs(buf, hdr_len, a, (uint16_t)f->psn, f, len) !=
-				   (ssize_t)hdr_len)
+	if (buf == NULL ||
+	    droce_build_hdrs(buf, hdr_len, a, (uint16_t)f->psn, f, len) != (ssize_t)hdr_len)
 		goto out_free;
 	for (i = 0; i < n; i++) {
 		s = zc_seg(env, &p[i], zc, slot);
@@ -217,9 +217,8 @@ struct rte_mbuf *droce_zc_frame(const struct droce_transport_env *env, const str
 		goto out_free;
 	}
 	memset(tail, 0, pad);
-	droce_icrc_store(tail + pad,
-			 droce_icrc_calc_mbuf(h, l3_off, a->ipv6 ? 40 : 20, a->ipv6,
-					      (uint32_t)(frame_len - DROCE_ICRC_LEN)));
+	droce_icrc_store(tail + pad, droce_icrc_calc_mbuf(h, l3_off, a->ipv6 ? 40 : 20, a->ipv6,
+							  (uint32_t)(frame_len - DROCE_ICRC_LEN)));
 	return h;
 
 out_free:
