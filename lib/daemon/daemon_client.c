@@ -17,7 +17,9 @@
 #include <unistd.h>
 
 #include "daemon_priv.h"
+#include "droce_mr.h"
 #include "droce_shared.h"
+#include "droce_verbs_engine.h"
 #include "droce_verbs_export.h"
 
 /* A request being served: the message, the descriptors it brought, the reply. */
@@ -452,11 +454,19 @@ static int obj_destroy(struct dclient *c, uint32_t h)
 	case DOBJ_PD:
 		rc = ibv_dealloc_pd(o->ptr);
 		break;
-	case DOBJ_MR:
+	case DOBJ_MR: {
+		uint32_t lkey = ((struct ibv_mr *)o->ptr)->lkey;
+
 		rc = ibv_dereg_mr(o->ptr); /* waits for the engine: the mapping is unused */
-		if (rc == 0)
+		/* ... and for the zero-copy frames on its bytes, for a bounded time: a mapping
+		 * a frame still holds is kept (leaked) rather than read once unmapped */
+		if (rc == 0 && droce_mr_busy(droce_engine_mr_table(), lkey) == 0)
 			munmap(o->map, o->map_len);
+		else if (rc == 0)
+			fprintf(stderr, "droced: MR 0x%x kept mapped: frames still hold it\n",
+				lkey);
 		break;
+	}
 	case DOBJ_MW:
 		rc = ibv_dealloc_mw(o->ptr);
 		break;

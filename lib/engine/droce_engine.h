@@ -83,6 +83,9 @@ struct droce_engine_port_conf {
 	struct droce_engine_fault_conf fault; /**< fault injection on TX (tests, demos) */
 	/** RC send window in packets: 0 for DROCE_ENGINE_WINDOW_DEFAULT, UINT32_MAX for none */
 	uint32_t send_window;
+	/** RC zero copy from this many payload bytes per packet: 0 for DROCE_ZC_MIN_DEFAULT,
+	 *  UINT32_MAX off; only where the device copies in software and no faults are injected */
+	uint32_t zero_copy_min;
 };
 
 /** The RC send window of a port whose configuration names none (packets). */

@@ -127,6 +127,10 @@ static const struct counter table[] = {
 	QP(neigh_drop, NULL, NULL,
 	   "packets dropped at once: nobody answered for their destination's address"),
 	QP(window_waits, NULL, NULL, "RC send passes held back by the send window"),
+	QP(zc_frames, NULL, NULL, "RC frames sent with their payload by reference to the MR"),
+	QP(zc_copied, NULL, NULL,
+	   "RC frames copied although zero copy was on: short, inline or in too many pieces"),
+	QP(zc_waits, NULL, NULL, "RC send WQEs whose completion waited for their frames"),
 	/* the port's own */
 	PORT(send_err, "send_err", NULL,
 	     "frames lost: the device was behind by a whole TX backlog"),

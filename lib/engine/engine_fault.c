@@ -213,6 +213,7 @@ void engine_fault_swap(struct engine_port *p, struct droce_fault **f,
 		f[k] = old;
 	}
 	p->conf.fault = *c;
+	engine_env_zero_copy(p); /* the injector writes into frames: copies only */
 }
 
 void engine_fault_drain(struct engine_port *p)

@@ -246,6 +246,8 @@ int engine_qp_owner(const struct engine *e, uint32_t qpn);
 /* engine_loop.c */
 int engine_lcore_main(void *arg);
 void engine_env_init(struct engine *e, struct engine_port *p);
+/* zero copy allowed on the port as it is now (its driver, each lcore's fault injector) */
+void engine_env_zero_copy(struct engine_port *p);
 void engine_port_tx(struct engine_pq *pq, struct rte_mbuf *m);
 
 /* engine_counters.c: run by the lcore */

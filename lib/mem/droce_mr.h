@@ -158,14 +158,17 @@ struct droce_mr_entry {
  * The table is process-local (it holds a pointer): it lives where the engine runs.
  */
 struct droce_mr_table {
-	struct droce_mr_entry *entries;             /**< nslots entries, slot 0 unused */
-	uint32_t nslots;                            /**< capacity + 1 */
-	uint32_t capacity;                          /**< entries usable */
+	struct droce_mr_entry *entries; /**< nslots entries, slot 0 unused */
+	uint32_t nslots;                /**< capacity + 1 */
+	uint32_t capacity;              /**< entries usable */
+	uint32_t *busy; /**< per slot: zero-copy frames still holding the MR's bytes */
 	uint32_t lock __attribute__((aligned(64))); /**< writer lock */
 	uint32_t used;                              /**< slots in use */
 	uint32_t free_head;                         /**< first slot to reuse */
 	uint32_t free_tail;                         /**< last freed slot */
 	uint8_t own_mem;                            /**< entries were allocated by init */
+	uint64_t busy_waits;    /**< droce_mr_busy_wait() calls that found frames in flight */
+	uint64_t busy_timeouts; /**< of those, the ones that gave up (frames still in flight) */
 };
 
 /** Consistent copy of one entry's data-path view (droce_mr_lookup(), droce_mr_query()). */
@@ -188,6 +191,49 @@ struct droce_mr_keys {
 	uint32_t lkey;
 	uint32_t rkey;
 };
+
+/* ------------------------------------------------------- zero-copy holds (any thread) */
+
+/**
+ * @name Busy counts
+ * A zero-copy frame (doc/transport.md) carries bytes of an MR by reference until the device
+ * or the receiver frees it, after the engine pass that checked the key. The transport takes
+ * one count on the MR's slot per such frame, in the same pass as the key check, and drops it
+ * in the frame's free callback, on whatever thread frees it. Deregistration (after its engine
+ * sync, so that every count taken under the old key is visible) waits for the slot's count
+ * to reach zero before the memory may be unmapped. A count belongs to the slot, not the
+ * registration: a slot reused in the meantime makes the wait longer, never shorter.
+ * @{
+ */
+
+/** Take a count on the slot of @p key, a key that just passed a check (its index is valid). */
+static inline void droce_mr_busy_get(struct droce_mr_table *t, uint32_t key)
+{
+	__atomic_fetch_add(&t->busy[droce_mr_key_index(key)], 1, __ATOMIC_RELAXED);
+}
+
+/**
+ * Drop a count taken with droce_mr_busy_get() on @p key: after the last read of the MR's bytes
+ * (release: pairs with the acquire load of droce_mr_busy()).
+ */
+static inline void droce_mr_busy_put(struct droce_mr_table *t, uint32_t key)
+{
+	__atomic_fetch_sub(&t->busy[droce_mr_key_index(key)], 1, __ATOMIC_RELEASE);
+}
+
+/** Counts held on the slot of @p key (0 for a key of no slot). */
+uint32_t droce_mr_busy(const struct droce_mr_table *t, uint32_t key);
+
+/**
+ * Wait until no count is held on the slot of @p key, sleeping between looks, at most
+ * @p timeout_us microseconds. Control path (never on an engine lcore: the frames it waits
+ * for are freed by the engine's passes).
+ * @return 0 (counted in busy_waits when it had to wait); -ETIMEDOUT when counts were still
+ * held at the end (counted in busy_timeouts); -EINVAL for a key of no slot.
+ */
+int droce_mr_busy_wait(struct droce_mr_table *t, uint32_t key, uint64_t timeout_us);
+
+/** @} */
 
 /* ------------------------------------------------------------------ control path */
 

@@ -62,6 +62,13 @@ int droce_mr_table_init(struct droce_mr_table *t, uint32_t capacity, void *mem)
 		t->own_mem = 1;
 	}
 	memset(mem, 0, size);
+	t->busy = calloc((size_t)capacity + 1, sizeof(*t->busy));
+	if (t->busy == NULL) {
+		if (t->own_mem)
+			free(mem);
+		t->own_mem = 0;
+		return -ENOMEM;
+	}
 	t->entries = mem;
 	t->nslots = capacity + 1;
 	t->capacity = capacity;
@@ -85,7 +92,44 @@ void droce_mr_table_fini(struct droce_mr_table *t)
 {
 	if (t->own_mem)
 		free(t->entries);
+	free(t->busy);
 	memset(t, 0, sizeof(*t));
+}
+
+uint32_t droce_mr_busy(const struct droce_mr_table *t, uint32_t key)
+{
+	uint32_t idx = droce_mr_key_index(key);
+
+	if (idx == 0 || idx >= t->nslots)
+		return 0;
+	/* acquire: pairs with the release of droce_mr_busy_put(), so that once 0 is seen every
+	 * read of the MR's bytes by the frames counted is over */
+	return __atomic_load_n(&t->busy[idx], __ATOMIC_ACQUIRE);
+}
+
+int droce_mr_busy_wait(struct droce_mr_table *t, uint32_t key, uint64_t timeout_us)
+{
+	uint32_t idx = droce_mr_key_index(key);
+	uint64_t waited = 0, step = 10;
+
+	if (idx == 0 || idx >= t->nslots)
+		return -EINVAL;
+	if (droce_mr_busy(t, key) == 0)
+		return 0;
+	__atomic_fetch_add(&t->busy_waits, 1, __ATOMIC_RELAXED);
+	while (droce_mr_busy(t, key) != 0) {
+		struct timespec ts = {.tv_nsec = (long)(step * 1000)};
+
+		if (waited >= timeout_us) {
+			__atomic_fetch_add(&t->busy_timeouts, 1, __ATOMIC_RELAXED);
+			return -ETIMEDOUT;
+		}
+		nanosleep(&ts, NULL);
+		waited += step;
+		if (step < 1000)
+			step *= 2; /* 10 us first: the engine frees most frames within a pass */
+	}
+	return 0;
 }
 
 uint32_t droce_mr_table_used(const struct droce_mr_table *t)

@@ -135,7 +135,27 @@ struct droce_transport_env {
 	 * go-back-N. At least DROCE_RC_WINDOW_MIN when set.
 	 */
 	uint32_t send_window;
+	/**
+	 * RC zero copy: request and READ response packets carrying at least this many payload
+	 * bytes take them from the MR by reference (external-buffer mbufs behind a header
+	 * mbuf) instead of copying them; 0: always copied. Only for ports whose device copies
+	 * frames in software and that inject no faults: droce_zc_min_for_port().
+	 */
+	uint32_t zero_copy_min;
 };
+
+/** Payload bytes per packet from which zero copy pays (measured: doc/transport.md). */
+#define DROCE_ZC_MIN_DEFAULT 2048u
+
+/** True for the DPDK drivers whose TX copies frames in software (memif, ring, ...). */
+bool droce_zc_driver_copies(const char *driver_name);
+
+/**
+ * The environment's zero_copy_min for a port of driver @p driver_name: 0 (off) unless the
+ * driver copies in software and the port injects no faults (@p faults; the injector writes
+ * into frames); else @p conf_min, where 0 means DROCE_ZC_MIN_DEFAULT and UINT32_MAX off.
+ */
+uint32_t droce_zc_min_for_port(const char *driver_name, bool faults, uint32_t conf_min);
 
 /** The smallest RC send window: two AckReq periods, so an ACK is always asked for inside it. */
 #define DROCE_RC_WINDOW_MIN 128u
@@ -189,6 +209,10 @@ struct droce_tqp_stats {
 	uint64_t neigh_miss;     /**< sends that waited for their destination's MAC */
 	uint64_t neigh_drop;     /**< UD sends dropped: the address never resolved */
 	uint64_t window_waits;   /**< RC send passes held back by the send window */
+	/* zero copy (RC) */
+	uint64_t zc_frames; /**< frames sent with their payload by reference to the MR */
+	uint64_t zc_copied; /**< frames copied although zero copy was on: short, inline, split */
+	uint64_t zc_waits;  /**< WQEs whose completion waited for their frames to be freed */
 };
 
 struct droce_rc;

@@ -47,6 +47,16 @@ void droce_rc_comp_advance(const struct droce_transport_env *env, struct droce_t
 
 		if (!w->done && !failed)
 			break;
+		/* zero copy: its frames may still wait in a TX backlog (a go-back-N duplicate
+		 * of an ACKed packet) or in the peer's RX ring; the application may reuse or
+		 * unmap the buffer once the WQE completes, so it completes once they are freed */
+		if (unlikely(droce_zc_slot_busy(rc->zc, rc->comp_idx) != 0)) {
+			if (!w->zc_waited) {
+				w->zc_waited = true;
+				q->stats.zc_waits++;
+			}
+			break;
+		}
 		droce_ring_cons_release(&q->sq, 1);
 		rc->comp_idx++;
 		if ((int32_t)(rc->cur - rc->comp_idx) < 0) {

@@ -38,6 +38,7 @@ struct rc_wqe {
 	bool issued;         /**< READ/atomic counted in rd_out */
 	bool sent;           /**< a packet of it went out (FENCE applies before that only) */
 	bool nak_once;       /**< nak_psn is valid */
+	bool zc_waited;      /**< its completion waited for its frames (counted once) */
 };
 
 /** A responder resource: a READ or atomic kept for its response and replays. */
@@ -61,6 +62,8 @@ struct droce_rc {
 	struct rc_wqe *wqe;
 	uint8_t *copies;
 	uint32_t size, mask, slot_size;
+	/* zero copy: segments in flight per shadow slot (NULL: no memory, copies only) */
+	struct droce_zc *zc;
 	uint32_t comp_idx; /**< oldest not completed (the ring's consumer index) */
 	uint32_t req_idx;  /**< next WQE to copy from the ring */
 	uint32_t cur;      /**< WQE the requester sends from */

@@ -29,6 +29,8 @@ int droce_rc_init(struct droce_tqp *q)
 		return -ENOMEM;
 	}
 	rc->q = q;
+	/* without it the QP copies every payload: not a reason to refuse the QP */
+	rc->zc = droce_zc_create(rc->size);
 	droce_timer_init(&rc->retry_timer, DROCE_RC_TIMER_RETRY);
 	droce_timer_init(&rc->rnr_timer, DROCE_RC_TIMER_RNR);
 	q->rc = rc;
@@ -52,6 +54,7 @@ void droce_rc_fini(struct droce_tqp *q)
 	if (rc == NULL)
 		return;
 	rc_timers_cancel(rc);
+	droce_zc_release(rc->zc); /* freed by the last frame still in flight, if any */
 	free(rc->wqe);
 	free(rc->copies);
 	free(rc);
@@ -67,6 +70,11 @@ void droce_rc_reset(struct droce_tqp *q, bool responder)
 	struct droce_rc *rc = q->rc;
 
 	rc_timers_cancel(rc);
+	/* frames of the forgotten WQEs count on the old object, never on the new WQEs' slots */
+	if (droce_zc_busy(rc->zc) != 0) {
+		droce_zc_release(rc->zc);
+		rc->zc = droce_zc_create(rc->size);
+	}
 	memset(rc->wqe, 0, (size_t)rc->size * sizeof(*rc->wqe));
 	memset(&rc->comp_idx, 0,
 	       offsetof(struct droce_rc, in_msg) - offsetof(struct droce_rc, comp_idx));

@@ -209,6 +209,40 @@ static void pkt_fields(const struct droce_tqp *q, const struct rc_wqe *w, uint32
 		    (last || k % DROCE_RC_ACKREQ_EVERY == DROCE_RC_ACKREQ_EVERY - 1);
 }
 
+/*
+ * Packet @p k of @p w with its payload by reference (zero copy): 0 (sent), -EAGAIN (no mbuf),
+ * -EACCES (a key check failed), or -ENOTSUP: to be copied (short, inline, too many pieces).
+ */
+static int zc_send(const struct droce_transport_env *env, struct droce_tqp *q, struct rc_wqe *w,
+		   uint32_t k, const struct droce_addr *a, const struct droce_hdr_fields *f,
+		   uint32_t len)
+{
+	const struct droce_send_wqe *h = w->hdr;
+	struct droce_zc_piece p[DROCE_ZC_PIECES_MAX];
+	struct droce_rc *rc = q->rc;
+	struct rte_mbuf *m;
+	int n;
+
+	if (len < env->zero_copy_min || (h->flags & DROCE_WQE_INLINE) || rc->zc == NULL) {
+		q->stats.zc_copied++;
+		return -ENOTSUP;
+	}
+	n = droce_zc_pieces(env, q->pd, (const struct droce_sge *)(h + 1), h->num_sge,
+			    k * rc_pmtu(q), len, p, DROCE_ZC_PIECES_MAX);
+	if (n == -E2BIG) {
+		q->stats.zc_copied++;
+		return -ENOTSUP;
+	}
+	if (n < 0)
+		return -EACCES;
+	m = droce_zc_frame(env, a, f, len, p, (unsigned int)n, rc->zc, (uint32_t)(w - rc->wqe));
+	if (m == NULL)
+		return -EAGAIN;
+	q->stats.zc_frames++;
+	droce_tqp_tx(env, q, m);
+	return 0;
+}
+
 /* Build and send packet cur_pkt of WQE cur: 0, -EAGAIN (try later) or -EACCES/-EIO. */
 static int send_pkt(const struct droce_transport_env *env, struct droce_tqp *q, struct rc_wqe *w,
 		    uint32_t k)
@@ -234,6 +268,15 @@ static int send_pkt(const struct droce_transport_env *env, struct droce_tqp *q, 
 	if (unlikely(lost)) {
 		q->stats.neigh_drop++; /* nothing is built: it would be dropped at once */
 		goto sent;
+	}
+	if (len > 0 && env->zero_copy_min != 0 && q->type == IBV_QPT_RC) {
+		int zc = zc_send(env, q, w, k, &a, &f, len);
+
+		if (zc != -ENOTSUP) {
+			if (zc != 0)
+				return zc;
+			goto sent;
+		}
 	}
 	m = droce_rc_frame(env, &a, &f, len, &payload);
 	if (m == NULL)

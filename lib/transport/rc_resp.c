@@ -547,6 +547,7 @@ static int res_send_one(const struct droce_transport_env *env, struct droce_tqp 
 {
 	uint32_t pmtu = rc_pmtu(q), k, off = 0, len = 0;
 	struct droce_hdr_fields f;
+	struct droce_mr_info v;
 	void *host = NULL;
 	struct droce_addr a;
 	struct rte_mbuf *m;
@@ -592,6 +593,28 @@ static int res_send_one(const struct droce_transport_env *env, struct droce_tqp 
 		return resp_fatal(env, q, DROCE_NAK_REM_ACCESS_ERR, r->next_psn,
 				  IBV_EVENT_QP_ACCESS_ERR);
 	}
+	/*
+	 * Zero copy: no WQE waits for a response, the MR's busy count is the only hold; a
+	 * window's bytes are its MR's, whose deregistration is what waits. A key that changed
+	 * since the check above (it is good for this pass) is copied.
+	 */
+	if (env->zero_copy_min != 0 && len >= env->zero_copy_min &&
+	    droce_mr_lookup(env->keys, r->rkey, &v) == DROCE_MR_OK) {
+		struct droce_zc_piece p = {
+			.host = host,
+			.len = len,
+			.key = v.type == DROCE_MR_TYPE_MR ? r->rkey : v.mr_key,
+		};
+
+		m = droce_zc_frame(env, &a, &f, len, &p, 1, NULL, 0);
+		if (m == NULL)
+			return -EAGAIN;
+		q->stats.zc_frames++;
+		droce_tqp_tx(env, q, m);
+		goto sent;
+	}
+	if (env->zero_copy_min != 0 && len > 0)
+		q->stats.zc_copied++;
 	m = droce_rc_frame(env, &a, &f, len, &payload);
 	if (m == NULL)
 		return -EAGAIN;
@@ -599,6 +622,7 @@ static int res_send_one(const struct droce_transport_env *env, struct droce_tqp 
 		memcpy(payload, host, len);
 	droce_rc_frame_seal(m, &a);
 	droce_tqp_tx(env, q, m);
+sent:
 	if (r->next_psn == r->last_psn)
 		r->pending = false;
 	else

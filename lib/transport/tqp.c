@@ -264,6 +264,10 @@ int droce_tqp_flush_sq(const struct droce_transport_env *env, struct droce_tqp *
 
 	if (avail < 0)
 		return avail;
+	/* zero copy: a flushed WQE may have frames in flight too; its buffer is the
+	 * application's again once it completes */
+	if (q->rc != NULL && unlikely(droce_zc_busy(q->rc->zc) != 0))
+		return 0;
 	for (n = 0; n < avail && n < budget; n++) {
 		const struct droce_send_wqe *slot = droce_ring_cons_slot(&q->sq, 0);
 		/* read each field once: the application may still write the slot */

@@ -48,4 +48,37 @@ int droce_sge_scatter(const struct droce_transport_env *env, uint32_t pd,
 		      const struct droce_sge *sge, uint32_t num_sge, uint32_t offset,
 		      const struct rte_mbuf *m, uint32_t m_off, uint32_t len);
 
+/* zc.c: zero-copy frames (doc/transport.md) */
+struct droce_zc;
+/** Payload pieces a zero-copy frame takes at most (one per SGE it spans). */
+#define DROCE_ZC_PIECES_MAX 4
+struct droce_zc_piece {
+	void *host;
+	uint32_t len;
+	uint32_t key; /**< an MR's key: its busy count is held while the frame lives */
+};
+/** Per-QP counts of segments in flight by shadow slot (@p size a power of two); NULL: no memory. */
+struct droce_zc *droce_zc_create(uint32_t size);
+/** The QP lets go: freed once no segment is in flight. NULL is ignored. */
+void droce_zc_release(struct droce_zc *zc);
+/** Segments in flight of the WQE in shadow slot @p slot; of the whole QP. */
+uint32_t droce_zc_slot_busy(const struct droce_zc *zc, uint32_t slot);
+uint32_t droce_zc_busy(const struct droce_zc *zc);
+/**
+ * The pieces of bytes [@p offset, @p offset + @p len) of a message over @p sge, keys checked:
+ * their count, -EACCES (a key check failed), -E2BIG (more than @p max pieces), -EMSGSIZE.
+ */
+int droce_zc_pieces(const struct droce_transport_env *env, uint32_t pd, const struct droce_sge *sge,
+		    uint32_t num_sge, uint32_t offset, uint32_t len, struct droce_zc_piece *p,
+		    unsigned int max);
+/**
+ * A frame of headers (first segment), @p n external-buffer segments over @p p and a tail
+ * with pad and ICRC; the segments hold the pieces' MR counts and, when @p zc, slot @p slot's
+ * count. NULL: no mbuf (nothing held).
+ */
+struct rte_mbuf *droce_zc_frame(const struct droce_transport_env *env, const struct droce_addr *a,
+				const struct droce_hdr_fields *f, uint32_t len,
+				const struct droce_zc_piece *p, unsigned int n, struct droce_zc *zc,
+				uint32_t slot);
+
 #endif /* DROCE_TRANSPORT_PRIV_H */

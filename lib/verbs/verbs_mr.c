@@ -6,6 +6,7 @@
  * is used in place.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,9 @@ static_assert(DROCE_ACCESS_ZERO_BASED == IBV_ACCESS_ZERO_BASED, "access bits agr
 static_assert(DROCE_MR_REREG_TRANSLATION == IBV_REREG_MR_CHANGE_TRANSLATION, "rereg bits agree");
 static_assert(DROCE_MR_REREG_PD == IBV_REREG_MR_CHANGE_PD, "rereg bits agree");
 static_assert(DROCE_MR_REREG_ACCESS == IBV_REREG_MR_CHANGE_ACCESS, "rereg bits agree");
+
+/* How long deregistration waits for zero-copy frames still holding the MR's bytes. */
+#define DROCE_DEREG_WAIT_US 2000000u
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct droce_mr_table table;
@@ -206,6 +210,15 @@ int ibv_dereg_mr(struct ibv_mr *ibmr)
 		return -rc; /* EBUSY while windows are bound to it */
 	/* the application may free the memory next: no packet may still be copying into it */
 	droce_engine_sync();
+	/*
+	 * nor may a zero-copy frame still hold its bytes (doc/transport.md): the sync made every
+	 * count taken under the old key visible; the engine frees the frames as the device takes
+	 * them. Past the bound the MR is gone all the same (IBA makes deregistering memory with
+	 * work in flight the consumer's error); droced then keeps the mapping.
+	 */
+	if (droce_mr_busy_wait(t, ibmr->lkey, DROCE_DEREG_WAIT_US) != 0)
+		fprintf(stderr, "droce: ibv_dereg_mr: frames still hold MR 0x%x after %u ms\n",
+			ibmr->lkey, DROCE_DEREG_WAIT_US / 1000);
 	droce_pd_put(to_dpd(ibmr->pd));
 	free(DROCE_CONTAINER_OF(ibmr, struct droce_mr, ibmr));
 	return 0;
