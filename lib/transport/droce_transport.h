@@ -144,7 +144,7 @@ struct droce_transport_env {
 	uint32_t zero_copy_min;
 };
 
-/** Payload bytes per packet from which zero copy pays (measured: doc/transport.md). */
+/** Payload bytes per packet from which zero copy is used once asked for (zero_copy=auto). */
 #define DROCE_ZC_MIN_DEFAULT 2048u
 
 /** True for the DPDK drivers whose TX copies frames in software (memif, ring, ...). */

@@ -122,7 +122,7 @@ static int parse_kv(struct droce_port_cfg *p, char *kv, char *err, size_t errlen
 	} else if (strcmp(kv, "zero_copy") == 0) {
 		/* auto: where the port's device copies in software and injects no faults */
 		rc = strcmp(val, "off") == 0 || strcmp(val, "auto") == 0 ? 0 : -EINVAL;
-		p->zero_copy_off = strcmp(val, "off") == 0;
+		p->zero_copy_auto = strcmp(val, "auto") == 0;
 	} else if (strcmp(kv, "zero_copy_min") == 0) {
 		/* payload bytes per packet from which zero copy is used */
 		rc = parse_u32(val, 1, 65536, &p->zero_copy_min);

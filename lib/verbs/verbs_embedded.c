@@ -62,7 +62,9 @@ static void port_conf(const struct droce_port_cfg *c, struct droce_engine_port_c
 	memcpy(p->neigh, c->neigh, sizeof(p->neigh));
 	p->fault = c->fault;
 	p->send_window = c->window;
-	p->zero_copy_min = c->zero_copy_off ? UINT32_MAX : c->zero_copy_min;
+	/* off unless asked for: on the software links measured it does not pay (doc/transport.md)
+	 */
+	p->zero_copy_min = c->zero_copy_auto ? c->zero_copy_min : UINT32_MAX;
 }
 
 /*

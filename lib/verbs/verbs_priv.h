@@ -50,7 +50,7 @@ struct droce_port_cfg {
 	uint32_t window;        /**< window=: RC send window in packets (0: the engine's default,
 				     UINT32_MAX: none) */
 	uint32_t zero_copy_min; /**< zero_copy_min=: bytes (0: the default) */
-	bool zero_copy_off;     /**< zero_copy=off */
+	bool zero_copy_auto;    /**< zero_copy=auto (off by default) */
 	unsigned int n_ipv4;
 	uint8_t ipv4[DROCE_PORT_ADDR_MAX][4];
 	unsigned int n_ipv6;
@@ -67,7 +67,8 @@ struct droce_port_cfg {
  * Parse a device list: devices separated by blanks or ';', each
  * "NAME:key=value,key=value...". Keys: mac, ip (IPv4 or IPv6, repeatable),
  * mtu, speed, vdev (commas of its devargs written as '+'), link, neigh (IP@MAC, repeatable),
- * capture (a pcap file), window, zero_copy (auto or off), zero_copy_min (bytes), fault
+ * capture (a pcap file), window, zero_copy (off, the default, or auto), zero_copy_min (bytes),
+ * fault
  * ('+'-separated kind:value items, doc/verbs.md). Returns the
  * device count or -EINVAL with a message in
  * @p err.

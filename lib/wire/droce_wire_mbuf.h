@@ -25,7 +25,8 @@ uint32_t droce_icrc_calc_mbuf(const struct rte_mbuf *m, uint32_t l3_off, uint32_
 /**
  * Parse a received mbuf (chained or not) into @p pkt, verifying the ICRC when
  * cfg->verify_icrc. Headers split across segments are gathered into a local
- * copy first, so no header is ever read beyond a segment.
+ * copy first, so no header is ever read beyond a segment. A chain whose
+ * segments do not add up to its pkt_len is DROCE_PARSE_TRUNC_L2.
  */
 enum droce_parse_status droce_parse_mbuf(const struct rte_mbuf *m,
 					 const struct droce_parse_cfg *cfg, struct droce_pkt *pkt);

@@ -46,6 +46,21 @@ uint32_t droce_icrc_calc_mbuf(const struct rte_mbuf *m, uint32_t l3_off, uint32_
 	return droce_icrc_final(crc_chain(crc, m, masked_end, icrc_off));
 }
 
+/*
+ * The segments hold exactly pkt_len bytes. A chain whose segments are shorter than its
+ * length would send rte_pktmbuf_read() past its last segment; one of a zero-copy sender
+ * (doc/transport.md) arrives as it was built, from another port of this process.
+ */
+static bool chain_whole(const struct rte_mbuf *m)
+{
+	uint64_t sum = 0;
+	const struct rte_mbuf *s;
+
+	for (s = m; s != NULL; s = s->next)
+		sum += s->data_len;
+	return sum == m->pkt_len;
+}
+
 enum droce_parse_status droce_parse_mbuf(const struct rte_mbuf *m,
 					 const struct droce_parse_cfg *cfg, struct droce_pkt *pkt)
 {
@@ -56,6 +71,8 @@ enum droce_parse_status droce_parse_mbuf(const struct rte_mbuf *m,
 	uint8_t stored[DROCE_ICRC_LEN];
 	const uint8_t *icrc;
 
+	if (m->next != NULL && !chain_whole(m))
+		return DROCE_PARSE_TRUNC_L2;
 	if (m->data_len < want) {
 		hdr = rte_pktmbuf_read(m, 0, want, copy);
 		if (hdr == NULL)
