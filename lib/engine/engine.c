@@ -666,8 +666,8 @@ int droce_engine_qp_lcore(uint32_t qpn)
 		rc = -ENODEV;
 	else if (!e->multi)
 		rc = 0; /* every QP, when it exists: the caller asked about one of its own */
-	else
-		rc = engine_qp_owner(e, qpn) >= 0 ? engine_qp_owner(e, qpn) : -ENOENT;
+	else if ((rc = engine_qp_owner(e, qpn)) < 0)
+		rc = -ENOENT;
 	pthread_mutex_unlock(&e->ctl_lock);
 	return rc;
 }

@@ -364,15 +364,19 @@ static void unpark(struct engine *e)
 
 static void home_bind(struct engine_home *h, int lc)
 {
-	if (h->users++ == 0)
-		h->owner = lc;
+	if (h->owner < 0)
+		h->owner = lc; /* the first QP to use it */
 	h->on[lc]++;
 }
 
-static void home_unbind(struct engine_home *h, int lc)
+static void home_unbind(const struct engine *e, struct engine_home *h, int lc)
 {
+	unsigned int users = 0;
+
 	h->on[lc]--;
-	if (--h->users == 0)
+	for (unsigned int k = 0; k < e->n_lcores; k++)
+		users += h->on[k];
+	if (users == 0)
 		h->owner = -1;
 }
 
@@ -457,7 +461,7 @@ static int qp_add_locked(struct engine *e, struct engine_cmd *c)
 		qp_owner_set(e, d->qpn, -1);
 		for (int i = 0; i < 3; i++)
 			if (h[i] != NULL)
-				home_unbind(h[i], lc);
+				home_unbind(e, h[i], lc);
 		locks_update(e, h, l);
 	}
 	return rc;
@@ -480,7 +484,7 @@ static int qp_del_locked(struct engine *e, struct engine_cmd *c)
 	qp_homes(e, c->send_cq, c->recv_cq, c->srq, h, l);
 	for (int i = 0; i < 3; i++)
 		if (h[i] != NULL)
-			home_unbind(h[i], lc);
+			home_unbind(e, h[i], lc);
 	locks_update(e, h, l);
 	return 0;
 }

@@ -23,7 +23,8 @@
 #define ENGINE_SRQS_MAX 4096
 #define ENGINE_AHS_MAX  65536
 /** Engine lcores at most: one queue pair of every port each. */
-#define ENGINE_LCORES_MAX DROCE_PORT_QUEUES_MAX
+#define ENGINE_LCORES_MAX DROCE_ENGINE_LCORES_MAX
+_Static_assert(ENGINE_LCORES_MAX <= DROCE_PORT_QUEUES_MAX, "a queue pair per lcore");
 /** Frames another lcore received for an lcore's QPs, waiting for it (a power of two). */
 #define ENGINE_INBOX 4096
 
@@ -119,8 +120,7 @@ struct engine_qp {
  */
 struct engine_home {
 	int owner;                          /* lcore index, -1 while no QP uses it */
-	unsigned int users;                 /* QPs using it */
-	unsigned int on[ENGINE_LCORES_MAX]; /* of them, per lcore */
+	unsigned int on[ENGINE_LCORES_MAX]; /* QPs using it, per lcore */
 };
 
 struct engine_srq {

@@ -398,7 +398,6 @@ Test(engine_lcores, cq_of_two_lcores_loses_nothing)
 		cr_expect_eq(seen[DEPTH + n], 1, "z's receive %u", n);
 	}
 	wait_n(peer, DEPTH, IBV_WC_SEND, NULL, 0);
-	(void)px;
 }
 
 /*
@@ -411,13 +410,13 @@ Test(engine_lcores, srq_of_two_lcores_hands_each_wqe_once)
 	struct ibv_srq *srq = ibv_create_srq(d0.pd, &sa);
 	struct ibv_cq *cqa = cq_new(&d0), *cqb = cq_new(&d0), *rcq = cq_new(&d0);
 	struct ibv_cq *peer = cq_new(&d1);
-	struct ibv_qp *x, *y, *s1, *s2, *p1, *p2;
+	struct ibv_qp *s1, *s2, *p1, *p2;
 	uint64_t seen[2 * DEPTH] = {0};
 
 	cr_assert_not_null(srq);
-	/* x binds cqa to one lcore, y binds cqb to the other */
-	x = qp_new(&d0, IBV_QPT_RC, cqa, cqa, NULL);
-	y = qp_new(&d0, IBV_QPT_RC, cqb, cqb, NULL);
+	/* a QP binds cqa to one lcore, another binds cqb to the other */
+	qp_new(&d0, IBV_QPT_RC, cqa, cqa, NULL);
+	qp_new(&d0, IBV_QPT_RC, cqb, cqb, NULL);
 	s1 = qp_new(&d0, IBV_QPT_RC, cqa, rcq, srq);
 	s2 = qp_new(&d0, IBV_QPT_RC, cqb, rcq, srq);
 	cr_assert_neq(droce_engine_qp_lcore(s1->qp_num), droce_engine_qp_lcore(s2->qp_num),
@@ -439,8 +438,6 @@ Test(engine_lcores, srq_of_two_lcores_hands_each_wqe_once)
 		cr_expect_eq(seen[n], 1, "SRQ WQE %u consumed %llu times", n,
 			     (unsigned long long)seen[n]);
 	wait_n(peer, 2 * DEPTH, IBV_WC_SEND, NULL, 0);
-	(void)x;
-	(void)y;
 }
 
 /* Destroying QPs hands their queues back: a CQ no QP uses any more goes where it is used next. */
@@ -490,12 +487,11 @@ Test(engine_lcores, traffic_goes_on_while_the_control_path_parks_the_lcores)
 	struct pair p[2];
 	pthread_t t;
 	void *ret;
-	unsigned int rounds = 0;
 
 	pair_new(&p[0], IBV_QPT_RC);
 	pair_new(&p[1], IBV_QPT_RC);
 	cr_assert_eq(pthread_create(&t, NULL, control_loop, NULL), 0);
-	for (unsigned int r = 0; r < 200; r++, rounds++) {
+	for (unsigned int r = 0; r < 200; r++) {
 		for (unsigned int i = 0; i < 2; i++) {
 			fill(d0.buf + i * MSG, MSG, r * 2 + i);
 			post_recv_qp(p[i].q1, &d1, r, (16 + 4 * i) * MSG);
@@ -512,5 +508,4 @@ Test(engine_lcores, traffic_goes_on_while_the_control_path_parks_the_lcores)
 	cr_assert_eq(pthread_join(t, &ret), 0);
 	cr_expect_null(ret, "every control call succeeded");
 	cr_expect_gt(control_calls, 0);
-	cr_expect_eq(rounds, 200);
 }
