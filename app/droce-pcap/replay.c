@@ -214,13 +214,13 @@ static int neigh(void *arg, const uint8_t ip[16], uint8_t mac[6])
 static void cq_notify(void *arg, void *cq, bool solicited)
 {
 	(void)arg;
-	droce_engine_cq_notify(cq, solicited);
+	droce_verbs_cq_notify(cq, solicited);
 }
 
 static void qp_error(void *arg, void *qp, enum ibv_qp_state state, enum ibv_event_type ev)
 {
 	(void)arg;
-	droce_engine_qp_error(qp, state, ev);
+	droce_verbs_qp_error(qp, state, ev);
 }
 
 /* ------------------------------------------------------------ the droce server */
@@ -320,7 +320,7 @@ static int server_connect(struct server *s)
 	if (rc != 0)
 		return replay_error(s->rp, 0, "the server's QP refuses its attributes: %s",
 				    strerror(rc));
-	if (droce_engine_qp_view(s->qp, &v) != 0 || droce_engine_cq_view(s->cq, &cv) != 0)
+	if (droce_verbs_qp_view(s->qp, &v) != 0 || droce_verbs_cq_view(s->cq, &cv) != 0)
 		return replay_error(s->rp, 0, "no view of the server's rings");
 	rc = droce_tqp_init(&s->tqp, p->server_qpn, IBV_QPT_RC, v.pd, v.sq.addr, v.sq.len,
 			    v.rq.addr, v.rq.len);
@@ -396,7 +396,7 @@ static int server_setup(struct server *s)
 		return rc;
 	s->env = (struct droce_transport_env){
 		.pool = s->pool,
-		.keys = droce_engine_mr_table(),
+		.keys = droce_verbs_mr_table(),
 		.port = &s->port,
 		.tx = tx,
 		.neigh = neigh,

@@ -438,10 +438,9 @@ static int op_resolve(struct dclient *c, struct dreq *r)
 {
 	const struct droce_dproto_resolve_req *q = (const void *)r->body;
 	struct droce_dproto_resolve_rep *p = (void *)r->rep;
-	struct ibv_ah_attr a = {.is_global = 1, .port_num = 1, .grh = {.dgid = q->gid}};
-	uint16_t vid;
 
-	return ibv_resolve_eth_l2_from_gid(c->ctx, &a, p->mac, &vid);
+	/* one step: EAGAIN while the requests are out, and the application asks again */
+	return -droce_verbs_resolve_l2_step(c->ctx, &q->gid, p->mac);
 }
 
 /* Destroy one object through droced's verbs. 0 or the verbs call's errno. */
@@ -460,7 +459,7 @@ static int obj_destroy(struct dclient *c, uint32_t h)
 		rc = ibv_dereg_mr(o->ptr); /* waits for the engine: the mapping is unused */
 		/* ... and for the zero-copy frames on its bytes, for a bounded time: a mapping
 		 * a frame still holds is kept (leaked) rather than read once unmapped */
-		if (rc == 0 && droce_mr_busy(droce_engine_mr_table(), lkey) == 0)
+		if (rc == 0 && droce_mr_busy(droce_verbs_mr_table(), lkey) == 0)
 			munmap(o->map, o->map_len);
 		else if (rc == 0)
 			fprintf(stderr, "droced: MR 0x%x kept mapped: frames still hold it\n",

@@ -195,6 +195,17 @@ struct droce_engine_port_info {
 /** The state of the port named @p name. 0 or -ENOENT. */
 int droce_engine_port_info(const char *name, struct droce_engine_port_info *info);
 
+/**
+ * One step of resolving @p ip (IPv6, or IPv4-mapped) on the port named @p port through its
+ * neighbour table (ARP, IPv6 neighbour discovery: doc/neighbours.md); never waits for the
+ * wire. Call again while it answers -EAGAIN: the engine sends the requests meanwhile.
+ * @return 0 and @p mac; -EAGAIN (being asked); -EHOSTUNREACH (no answer to the last
+ *   requests); -EINVAL (NULL argument, not a station address, or the port's own);
+ *   -EADDRNOTAVAIL (the port has no address of that family); -ENOSPC (table full);
+ *   -ENOENT (no such port); -ENODEV (engine not running).
+ */
+int droce_engine_neigh_resolve(const char *port, const uint8_t ip[16], uint8_t mac[6]);
+
 /* ---------------------------------------------------- objects (control path) */
 
 /** A CQ the engine writes completions into; @p id names it in droce_engine_qp_add(). */

@@ -318,3 +318,30 @@ int droce_engine_qp_counters(uint32_t qpn, struct droce_counter *c, unsigned int
 		return -EINVAL;
 	return engine_cmd_run(&cmd);
 }
+
+/*
+ * The verbs face of the same counters: a verbs device is named after the port the engine
+ * runs for it, and a verbs QP is the engine's QP of the same number.
+ */
+int droce_port_counters(struct ibv_context *context, uint8_t port_num, struct droce_counter *c,
+			unsigned int n)
+{
+	int rc;
+
+	if (context == NULL || context->device == NULL || port_num != 1 || (c == NULL && n > 0))
+		return -EINVAL;
+	rc = droce_engine_port_counters(context->device->name, c, n);
+	/* not running, or running without this device's port */
+	return rc == -ENOENT ? -ENODEV : rc;
+}
+
+int droce_qp_counters(struct ibv_qp *qp, struct droce_counter *c, unsigned int n)
+{
+	int rc;
+
+	if (qp == NULL || (c == NULL && n > 0))
+		return -EINVAL;
+	rc = droce_engine_qp_counters(qp->qp_num, c, n);
+	/* not running, or the engine does not run this QP */
+	return rc == -ENOENT ? -ENODEV : rc;
+}

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_pause.h>
 
 #include "engine_priv.h"
@@ -121,6 +122,31 @@ static struct engine_port *port_by_name(struct engine *e, const char *name)
 	return NULL;
 }
 
+/*
+ * On lcore 0, which sends the requests the table lists: the table with its own clock, which
+ * never goes back (engine_loop.c takes it the same way when several lcores share it).
+ */
+static int neigh_resolve_on(struct engine_lcore *lc, struct engine_cmd *c)
+{
+	struct engine *e = lc->e;
+	struct engine_port *p = port_by_name(e, c->name);
+	uint64_t now = rte_get_timer_cycles() / e->hz_per_us;
+	int rc;
+
+	if (p == NULL)
+		return -ENOENT;
+	if (e->multi) {
+		rte_spinlock_lock(&p->neigh_lock);
+		if (now < p->neigh_now)
+			now = p->neigh_now;
+		p->neigh_now = now;
+	}
+	rc = droce_neigh_resolve(p->neigh, c->ip, now, c->mac);
+	if (e->multi)
+		rte_spinlock_unlock(&p->neigh_lock);
+	return rc;
+}
+
 /* On the lcore the placement chose: the QP into its tables. */
 static int apply_qp_add(struct engine_lcore *lc, const struct droce_engine_qp *d)
 {
@@ -203,6 +229,8 @@ static int apply_lcore(struct engine_lcore *lc, struct engine_cmd *c)
 		return qp_remove(lc, c->id, c);
 	case CMD_COUNTERS_QP:
 		return engine_counters_qp(lc, c->id, c->ctrs, c->n);
+	case CMD_NEIGH:
+		return neigh_resolve_on(lc, c);
 	default:
 		return -EINVAL;
 	}
@@ -641,6 +669,20 @@ int droce_engine_capture(const char *port, const char *path)
 	}
 	droce_capture_close(c.obj); /* the one it replaced, if any */
 	return 0;
+}
+
+int droce_engine_neigh_resolve(const char *port, const uint8_t ip[16], uint8_t mac[6])
+{
+	struct engine_cmd c = {.type = CMD_NEIGH, .name = port, .ip = ip, .mac = mac};
+	struct engine *e = &droce_engine;
+	int rc;
+
+	if (port == NULL || ip == NULL || mac == NULL)
+		return -EINVAL;
+	pthread_mutex_lock(&e->ctl_lock);
+	rc = cmd_on(e, &e->lcores[0], &c);
+	pthread_mutex_unlock(&e->ctl_lock);
+	return rc;
 }
 
 int droce_engine_qp_list(uint32_t *qpns, unsigned int n)

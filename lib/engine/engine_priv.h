@@ -155,6 +155,7 @@ enum engine_cmd_type {
 	CMD_QP_LIST, /* the QP numbers into ctrs' place: qpns, n */
 	CMD_CAPTURE, /* swap a port's capture (obj: the new one or NULL; the old one back in obj) */
 	CMD_FAULT,   /* swap a port's injector (obj, fault: the new one and its configuration) */
+	CMD_NEIGH,   /* resolve an address in a port's neighbour table (name, ip, mac) */
 };
 
 struct engine_cmd {
@@ -173,6 +174,8 @@ struct engine_cmd {
 	const char *name;           /* CMD_COUNTERS_PORT, CMD_CAPTURE, CMD_FAULT: the port */
 	struct droce_counter *ctrs; /* CMD_COUNTERS_*: where the values go */
 	uint32_t *qpns;             /* CMD_QP_LIST: where the numbers go */
+	const uint8_t *ip;          /* CMD_NEIGH: the address (IPv6 or IPv4-mapped) */
+	uint8_t *mac;               /* CMD_NEIGH: where its MAC goes */
 	unsigned int n;
 	uint32_t send_cq, recv_cq; /* CMD_QP_DEL: the removed QP's queues, for placement */
 	int32_t srq;

@@ -12,18 +12,6 @@
 #include "verbs_limits.h"
 #include "verbs_priv.h"
 
-/* id -> AH; ids are reused only after destroy. Written under ah_lock, read atomically. */
-static struct droce_ah *ah_table[DROCE_MAX_AH];
-static pthread_mutex_t ah_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t ah_next;
-
-struct droce_ah *droce_ah_lookup(uint32_t id)
-{
-	if (id >= DROCE_MAX_AH)
-		return NULL;
-	return __atomic_load_n(&ah_table[id], __ATOMIC_ACQUIRE);
-}
-
 static int ah_attr_check(struct ibv_context *context, const struct ibv_ah_attr *a)
 {
 	const struct droce_device *d = to_dctx(context)->dev;
@@ -36,7 +24,6 @@ static int ah_attr_check(struct ibv_context *context, const struct ibv_ah_attr *
 struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
 	struct droce_ah *ah;
-	uint32_t i, id = DROCE_MAX_AH;
 	int rc = ah_attr_check(pd->context, attr);
 
 	if (rc != 0) {
@@ -48,69 +35,27 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (to_dctx(pd->context)->remote != NULL) {
-		/* droced's engine resolves the id: the AH lives there */
-		ah->attr = *attr;
-		ah->ibah.context = pd->context;
-		ah->ibah.pd = pd;
-		rc = droce_remote_ah_create(ah, pd);
-		if (rc != 0) {
-			free(ah);
-			errno = rc;
-			return NULL;
-		}
-		ah->ibah.handle = ah->id;
-		droce_pd_get(to_dpd(pd));
-		return &ah->ibah;
-	}
-	pthread_mutex_lock(&ah_lock);
-	for (i = 0; i < DROCE_MAX_AH; i++) {
-		uint32_t cand = (ah_next + i) % DROCE_MAX_AH;
-
-		if (ah_table[cand] == NULL) {
-			id = cand;
-			break;
-		}
-	}
-	if (id < DROCE_MAX_AH) {
-		ah->id = id;
-		ah->attr = *attr;
-		ah->ibah.context = pd->context;
-		ah->ibah.pd = pd;
-		ah->ibah.handle = id;
-		ah_next = id + 1;
-		/* pairs with the acquire load in droce_ah_lookup(): the AH is complete */
-		__atomic_store_n(&ah_table[id], ah, __ATOMIC_RELEASE);
-	}
-	pthread_mutex_unlock(&ah_lock);
-	if (id == DROCE_MAX_AH) {
+	ah->attr = *attr;
+	ah->ibah.context = pd->context;
+	ah->ibah.pd = pd;
+	rc = droce_ops(pd->context)->create_ah(ah);
+	if (rc != 0) {
 		free(ah);
-		errno = ENOMEM;
+		errno = -rc;
 		return NULL;
 	}
+	ah->ibah.handle = ah->id;
 	droce_pd_get(to_dpd(pd));
-	droce_embedded_ah_add(ah);
 	return &ah->ibah;
 }
 
 int ibv_destroy_ah(struct ibv_ah *ibah)
 {
 	struct droce_ah *ah = to_dah(ibah);
+	int rc = droce_ops(ibah->context)->destroy_ah(ah);
 
-	if (ah->remote_handle != 0) {
-		int rc = droce_remote_destroy(ibah->context, DPROTO_DESTROY_AH, ah->remote_handle,
-					      NULL);
-
-		if (rc != 0)
-			return rc;
-		droce_pd_put(to_dpd(ibah->pd));
-		free(ah);
-		return 0;
-	}
-	droce_embedded_ah_del(ah);
-	pthread_mutex_lock(&ah_lock);
-	__atomic_store_n(&ah_table[ah->id], NULL, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&ah_lock);
+	if (rc != 0)
+		return -rc;
 	droce_pd_put(to_dpd(ibah->pd));
 	free(ah);
 	return 0;

@@ -95,7 +95,7 @@ void droce_async_forget(struct ibv_context *context, const void *object)
 	unsigned int i, kept = 0;
 	uint64_t v;
 
-	droce_remote_async_pull(c); /* droced's events about it are here too */
+	c->ops->async_pull(c); /* droced's events about it are here too */
 	pthread_mutex_lock(&c->async_lock);
 	for (i = 0; i < c->async_count; i++) {
 		struct ibv_async_event *e = &c->async_q[(c->async_head + i) % c->async_cap];
@@ -128,7 +128,7 @@ int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *eve
 		/* blocks unless the application made async_fd non-blocking */
 		if (read(context->async_fd, &v, sizeof(v)) != sizeof(v))
 			return -1;
-		droce_remote_async_pull(c);
+		c->ops->async_pull(c);
 		pthread_mutex_lock(&c->async_lock);
 		if (c->async_count > 0) {
 			*event = c->async_q[c->async_head];

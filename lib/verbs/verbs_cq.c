@@ -72,34 +72,11 @@ int droce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	return 0;
 }
 
-static int cq_setup(struct droce_cq *cq, uint32_t cqe)
-{
-	/* every slot of a droce ring is usable: a ring of cqe slots holds cqe CQEs */
-	uint32_t slots = droce_pow2_at_least(cqe);
-	size_t ring_len = droce_ring_mem_size(slots, sizeof(struct droce_cqe));
-	int rc;
-
-	rc = droce_shm_alloc(&cq->shm, sizeof(struct droce_cq_ctl) + ring_len, "droce-cq");
-	if (rc != 0)
-		return rc;
-	cq->ctl = cq->shm.addr;
-	cq->ring = (uint8_t *)cq->shm.addr + sizeof(struct droce_cq_ctl);
-	cq->ring_len = ring_len;
-	rc = droce_ring_init(cq->ring, ring_len, slots, sizeof(struct droce_cqe));
-	if (rc == 0)
-		rc = droce_ring_cons_attach(&cq->cons, cq->ring, ring_len);
-	if (rc != 0) {
-		droce_shm_free(&cq->shm);
-		return rc;
-	}
-	cq->ibcq.cqe = (int)slots;
-	return 0;
-}
-
 struct ibv_cq_ex *droce_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
 {
 	static const uint32_t known_flags =
 		IBV_CREATE_CQ_ATTR_SINGLE_THREADED | IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
+	const struct droce_backend_ops *ops = droce_ops(context);
 	struct droce_cq *cq;
 	int rc;
 
@@ -123,14 +100,6 @@ struct ibv_cq_ex *droce_create_cq_ex(struct ibv_context *context, struct ibv_cq_
 		errno = ENOMEM;
 		return NULL;
 	}
-	cq->ibcq.context = context;
-	rc = to_dctx(context)->remote != NULL ? droce_remote_cq_create(cq, attr)
-					      : cq_setup(cq, attr->cqe);
-	if (rc != 0) {
-		free(cq);
-		errno = -rc;
-		return NULL;
-	}
 	cq->single_threaded = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 			      (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
 	cq->wc_flags = attr->wc_flags;
@@ -141,13 +110,15 @@ struct ibv_cq_ex *droce_create_cq_ex(struct ibv_context *context, struct ibv_cq_
 	cq->ibcq.channel = attr->channel;
 	cq->ibcq.cq_context = attr->cq_context;
 	droce_cq_ex_init(cq);
-	rc = cq->remote_handle != 0 ? 0 : droce_embedded_cq_add(cq);
-	if (rc == 0 && cq->remote_handle != 0 && attr->channel != NULL)
-		rc = -droce_remote_channel_join(to_dch(attr->channel), cq);
+	rc = ops->create_cq(cq, attr);
+	if (rc == 0 && attr->channel != NULL) {
+		rc = ops->channel_join(to_dch(attr->channel), cq);
+		if (rc != 0) {
+			ops->destroy_cq(cq);
+			droce_shm_free(&cq->shm);
+		}
+	}
 	if (rc != 0) {
-		if (cq->remote_handle != 0)
-			droce_remote_destroy(context, DPROTO_DESTROY_CQ, cq->remote_handle, cq);
-		droce_shm_free(&cq->shm);
 		pthread_spin_destroy(&cq->lock);
 		pthread_mutex_destroy(&cq->ibcq.mutex);
 		pthread_cond_destroy(&cq->ibcq.cond);
@@ -186,17 +157,15 @@ int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 int ibv_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct droce_cq *cq = to_dcq(ibcq);
+	const struct droce_backend_ops *ops = droce_ops(ibcq->context);
+	int rc;
 
 	if (__atomic_load_n(&cq->users, __ATOMIC_ACQUIRE) != 0)
 		return EBUSY;
-	if (cq->remote_handle != 0) {
-		/* droced first: after this it signals nothing more about the CQ */
-		int rc = droce_remote_destroy(ibcq->context, DPROTO_DESTROY_CQ, cq->remote_handle,
-					      cq);
-
-		if (rc != 0)
-			return rc;
-	}
+	/* the engine lets go first: after this nothing signals about the CQ */
+	rc = ops->destroy_cq(cq);
+	if (rc != 0)
+		return -rc;
 	/* no async event names a freed CQ, and every reported one is acked (libibverbs) */
 	droce_async_forget(ibcq->context, ibcq);
 	pthread_mutex_lock(&cq->ibcq.mutex);
@@ -207,10 +176,7 @@ int ibv_destroy_cq(struct ibv_cq *ibcq)
 	if (ibcq->channel != NULL) {
 		struct droce_comp_channel *ch = to_dch(ibcq->channel);
 
-		if (ch->remote_handle != 0)
-			droce_remote_channel_forget(ch, cq);
-		else
-			droce_channel_forget(ch, cq);
+		droce_ops(ch->ibch.context)->channel_forget(ch, cq);
 		/* libibverbs semantics: wait until every reported event is acknowledged */
 		pthread_mutex_lock(&cq->ibcq.mutex);
 		while (cq->ibcq.comp_events_completed !=
@@ -219,7 +185,6 @@ int ibv_destroy_cq(struct ibv_cq *ibcq)
 		pthread_mutex_unlock(&cq->ibcq.mutex);
 		__atomic_fetch_sub(&ch->users, 1, __ATOMIC_RELEASE);
 	}
-	droce_embedded_cq_del(cq);
 	droce_shm_free(&cq->shm);
 	pthread_spin_destroy(&cq->lock);
 	pthread_mutex_destroy(&cq->ibcq.mutex);

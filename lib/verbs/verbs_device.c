@@ -114,6 +114,14 @@ static int devices_load(void)
 	return 0;
 }
 
+struct droce_device *const *droce_devices(int *n)
+{
+	pthread_mutex_lock(&devices_lock);
+	*n = device_count > 0 ? device_count : 0;
+	pthread_mutex_unlock(&devices_lock);
+	return devices;
+}
+
 struct ibv_device **ibv_get_device_list(int *num_devices)
 {
 	struct ibv_device **list;
@@ -164,6 +172,7 @@ int ibv_get_device_index(struct ibv_device *device)
 struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct droce_context *c = calloc(1, sizeof(*c));
+	int rc;
 
 	if (c == NULL) {
 		errno = ENOMEM;
@@ -190,23 +199,18 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 	c->vctx.sz = sizeof(c->vctx);
 	droce_context_ops_init(c);
-	if (c->dev->remote) {
-		int rc = droce_remote_open(c);
-
-		if (rc != 0) {
-			close(c->async_efd);
-			pthread_mutex_destroy(&c->lock);
-			pthread_mutex_destroy(&c->async_lock);
-			pthread_mutex_destroy(&c->vctx.context.mutex);
-			free(c);
-			errno = -rc;
-			return NULL;
-		}
-		return &c->vctx.context;
+	/* the backend, once: droced's objects or this process's engine */
+	c->ops = c->dev->remote ? &droce_remote_ops : &droce_embedded_ops;
+	rc = c->ops->open(c);
+	if (rc != 0) {
+		close(c->async_efd);
+		pthread_mutex_destroy(&c->lock);
+		pthread_mutex_destroy(&c->async_lock);
+		pthread_mutex_destroy(&c->vctx.context.mutex);
+		free(c);
+		errno = -rc;
+		return NULL;
 	}
-	pthread_mutex_lock(&devices_lock);
-	droce_embedded_start(devices, device_count);
-	pthread_mutex_unlock(&devices_lock);
 	return &c->vctx.context;
 }
 
@@ -214,7 +218,7 @@ int ibv_close_device(struct ibv_context *context)
 {
 	struct droce_context *c = to_dctx(context);
 
-	droce_remote_close(c);
+	c->ops->close(c);
 	close(c->async_efd);
 	droce_async_fini(c);
 	pthread_mutex_destroy(&c->lock);
@@ -331,8 +335,7 @@ static void fill_port_attr(struct droce_context *c, struct ibv_port_attr *a)
 
 	memset(a, 0, sizeof(*a));
 	/* the link is up only while the engine runs the port and its PMD says so */
-	known = c->remote != NULL ? droce_remote_port(c, &link_up, &speed)
-				  : droce_embedded_port(d, &link_up, &speed);
+	known = c->ops->query_port(c, &link_up, &speed);
 	if (known && d->port.speed_mbps != 0)
 		speed = d->port.speed_mbps; /* configured speeds win over the PMD's */
 	a->state = link_up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;

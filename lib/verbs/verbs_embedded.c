@@ -22,27 +22,27 @@ static bool start_tried;
 
 static int hook_cq(struct ibv_cq *cq, bool solicited)
 {
-	return droce_engine_cq_notify(cq, solicited);
+	return droce_verbs_cq_notify(cq, solicited);
 }
 
 static int hook_qp(struct ibv_qp *qp, enum ibv_qp_state state, enum ibv_event_type event)
 {
-	return droce_engine_qp_error(qp, state, event);
+	return droce_verbs_qp_error(qp, state, event);
 }
 
 static int hook_cq_error(struct ibv_cq *cq)
 {
-	return droce_engine_cq_error(cq);
+	return droce_verbs_cq_error(cq);
 }
 
 static int hook_drained(struct ibv_qp *qp, bool notify)
 {
-	return droce_engine_qp_drained(qp, notify);
+	return droce_verbs_qp_drained(qp, notify);
 }
 
 static int hook_srq(struct ibv_srq *srq, uint32_t left)
 {
-	return droce_engine_srq_check_limit(srq, left);
+	return droce_verbs_srq_check_limit(srq, left);
 }
 
 static void port_conf(const struct droce_port_cfg *c, struct droce_engine_port_conf *p)
@@ -168,6 +168,23 @@ void droce_embedded_start(struct droce_device *const *devs, int n)
 	pthread_mutex_unlock(&start_lock);
 }
 
+/* ------------------------------------------------------------- the context */
+
+int droce_embedded_open(struct droce_context *c)
+{
+	int n;
+	struct droce_device *const *devs = droce_devices(&n);
+
+	(void)c;
+	droce_embedded_start(devs, n);
+	return 0;
+}
+
+void droce_embedded_close(struct droce_context *c)
+{
+	(void)c; /* the engine outlives its contexts: it stops with the process */
+}
+
 bool droce_embedded_port(const struct droce_device *d, bool *link_up, uint32_t *speed_mbps)
 {
 	struct droce_engine_port_info info;
@@ -179,97 +196,26 @@ bool droce_embedded_port(const struct droce_device *d, bool *link_up, uint32_t *
 	return true;
 }
 
-int droce_embedded_cq_add(struct droce_cq *cq)
+bool droce_embedded_query_port(struct droce_context *c, bool *link_up, uint32_t *speed_mbps)
 {
-	uint32_t id;
-	int rc;
+	return droce_embedded_port(c->dev, link_up, speed_mbps);
+}
 
-	cq->engine_id = -1;
-	if (!droce_engine_running())
-		return 0;
-	rc = droce_engine_cq_add(droce_cq_ibcq(cq), cq->ring, cq->ring_len, &id);
-	if (rc == 0)
-		cq->engine_id = (int32_t)id;
+/* The port's neighbour table: ARP or neighbour discovery asks while it answers -EAGAIN. */
+int droce_embedded_resolve_l2(struct droce_context *c, const union ibv_gid *gid, uint8_t mac[6])
+{
+	int rc = droce_engine_neigh_resolve(c->dev->port.name, gid->raw, mac);
+
+	/* no engine runs the port: no neighbour is known, and none can be asked */
+	if (rc == -ENODEV || rc == -ENOENT)
+		return -EHOSTUNREACH;
+	/* the port has no address of the GID's family to ask from */
+	if (rc == -EADDRNOTAVAIL)
+		return -EHOSTUNREACH;
 	return rc;
 }
 
-void droce_embedded_cq_del(struct droce_cq *cq)
+void droce_embedded_async_pull(struct droce_context *c)
 {
-	if (cq->engine_id >= 0)
-		droce_engine_cq_del((uint32_t)cq->engine_id);
-}
-
-int droce_embedded_srq_add(struct droce_srq *srq)
-{
-	uint32_t id;
-	int rc;
-
-	srq->engine_id = -1;
-	if (!droce_engine_running())
-		return 0;
-	rc = droce_engine_srq_add(&srq->ibsrq, srq->ring, srq->ring_len, &id);
-	if (rc == 0)
-		srq->engine_id = (int32_t)id;
-	return rc;
-}
-
-void droce_embedded_srq_del(struct droce_srq *srq)
-{
-	if (srq->engine_id >= 0)
-		droce_engine_srq_del((uint32_t)srq->engine_id);
-}
-
-int droce_embedded_qp_add(struct droce_qp *qp)
-{
-	struct ibv_qp *ib = &qp->qpx.qp_base;
-	struct droce_cq *scq = to_dcq(ib->send_cq), *rcq = to_dcq(ib->recv_cq);
-	struct droce_engine_qp d = {
-		.port = to_dctx(ib->context)->dev->port.name,
-		.qp = ib,
-		.qpn = ib->qp_num,
-		.type = ib->qp_type,
-		.pd = to_dpd(ib->pd)->id,
-		.sq_ring = qp->sq_ring,
-		.sq_len = qp->sq_len,
-		.rq_ring = qp->rq_ring,
-		.rq_len = qp->rq_len,
-		.srq = qp->srq != NULL ? qp->srq->engine_id : -1,
-		.sq_sig_all = qp->sq_sig_all,
-	};
-	int rc;
-
-	qp->in_engine = false;
-	if (!droce_engine_running() || scq->engine_id < 0 || rcq->engine_id < 0)
-		return 0;
-	d.send_cq = (uint32_t)scq->engine_id;
-	d.recv_cq = (uint32_t)rcq->engine_id;
-	rc = droce_engine_qp_add(&d);
-	if (rc == 0)
-		qp->in_engine = true;
-	return rc;
-}
-
-void droce_embedded_qp_modify(struct droce_qp *qp, const struct ibv_qp_attr *attr, int mask,
-			      enum ibv_qp_state state)
-{
-	if (qp->in_engine)
-		droce_engine_qp_modify(qp->qpx.qp_base.qp_num, attr, mask, state);
-}
-
-void droce_embedded_qp_del(struct droce_qp *qp)
-{
-	if (qp->in_engine)
-		droce_engine_qp_del(qp->qpx.qp_base.qp_num);
-}
-
-void droce_embedded_ah_add(struct droce_ah *ah)
-{
-	if (droce_engine_running())
-		droce_engine_ah_add(ah->id, to_dpd(ah->ibah.pd)->id, &ah->attr);
-}
-
-void droce_embedded_ah_del(struct droce_ah *ah)
-{
-	if (droce_engine_running())
-		droce_engine_ah_del(ah->id);
+	(void)c; /* the engine queues its events on the context itself (droce_async_push) */
 }

@@ -13,17 +13,12 @@ static void shm_view(const struct droce_shm *m, void *addr, size_t len, struct d
 	v->off = addr != NULL ? (size_t)((uint8_t *)addr - (uint8_t *)m->addr) : 0;
 }
 
-struct droce_mr_table *droce_engine_mr_table(void)
-{
-	return droce_verbs_mr_table();
-}
-
-uint32_t droce_engine_pd_id(struct ibv_pd *pd)
+uint32_t droce_verbs_pd_id(struct ibv_pd *pd)
 {
 	return to_dpd(pd)->id;
 }
 
-int droce_engine_qp_view(struct ibv_qp *ibqp, struct droce_qp_view *v)
+int droce_verbs_qp_view(struct ibv_qp *ibqp, struct droce_qp_view *v)
 {
 	struct droce_qp *qp;
 
@@ -42,7 +37,7 @@ int droce_engine_qp_view(struct ibv_qp *ibqp, struct droce_qp_view *v)
 	return 0;
 }
 
-int droce_engine_cq_view(struct ibv_cq *ibcq, struct droce_cq_view *v)
+int droce_verbs_cq_view(struct ibv_cq *ibcq, struct droce_cq_view *v)
 {
 	struct droce_cq *cq;
 
@@ -53,7 +48,7 @@ int droce_engine_cq_view(struct ibv_cq *ibcq, struct droce_cq_view *v)
 	return 0;
 }
 
-int droce_engine_srq_view(struct ibv_srq *ibsrq, struct droce_srq_view *v)
+int droce_verbs_srq_view(struct ibv_srq *ibsrq, struct droce_srq_view *v)
 {
 	struct droce_srq *srq;
 
@@ -65,12 +60,12 @@ int droce_engine_srq_view(struct ibv_srq *ibsrq, struct droce_srq_view *v)
 	return 0;
 }
 
-enum ibv_qp_state droce_engine_qp_state(struct ibv_qp *ibqp)
+enum ibv_qp_state droce_verbs_qp_state(struct ibv_qp *ibqp)
 {
 	return droce_qp_state(to_dqp(ibqp));
 }
 
-int droce_engine_qp_error(struct ibv_qp *ibqp, enum ibv_qp_state state, enum ibv_event_type event)
+int droce_verbs_qp_error(struct ibv_qp *ibqp, enum ibv_qp_state state, enum ibv_event_type event)
 {
 	struct droce_qp *qp = to_dqp(ibqp);
 	uint32_t gen;
@@ -92,7 +87,7 @@ int droce_engine_qp_error(struct ibv_qp *ibqp, enum ibv_qp_state state, enum ibv
 	return 0;
 }
 
-int droce_engine_qp_drained(struct ibv_qp *ibqp, bool notify)
+int droce_verbs_qp_drained(struct ibv_qp *ibqp, bool notify)
 {
 	struct droce_qp *qp = to_dqp(ibqp);
 	uint32_t gen = __atomic_load_n(&qp->gen_own, __ATOMIC_ACQUIRE);
@@ -108,7 +103,7 @@ int droce_engine_qp_drained(struct ibv_qp *ibqp, bool notify)
 	return 0;
 }
 
-int droce_engine_cq_notify(struct ibv_cq *ibcq, bool solicited)
+int droce_verbs_cq_notify(struct ibv_cq *ibcq, bool solicited)
 {
 	struct droce_cq *cq = to_dcq(ibcq);
 	/* pairs with the release store of arm_seq in droce_req_notify_cq() */
@@ -131,7 +126,7 @@ int droce_engine_cq_notify(struct ibv_cq *ibcq, bool solicited)
 	return rc != 0 ? rc : 1;
 }
 
-int droce_engine_cq_error(struct ibv_cq *ibcq)
+int droce_verbs_cq_error(struct ibv_cq *ibcq)
 {
 	struct ibv_async_event ev = {.element.cq = ibcq, .event_type = IBV_EVENT_CQ_ERR};
 
@@ -139,7 +134,7 @@ int droce_engine_cq_error(struct ibv_cq *ibcq)
 	return droce_async_push(ibcq->context, &ev);
 }
 
-int droce_engine_srq_check_limit(struct ibv_srq *ibsrq, uint32_t wqes_left)
+int droce_verbs_srq_check_limit(struct ibv_srq *ibsrq, uint32_t wqes_left)
 {
 	struct droce_srq *srq = to_dsrq(ibsrq);
 	/* pairs with the release store of arm_seq in srq_arm(): the limit is visible */
@@ -160,7 +155,7 @@ int droce_engine_srq_check_limit(struct ibv_srq *ibsrq, uint32_t wqes_left)
 	return rc != 0 ? rc : 1;
 }
 
-int droce_engine_async_event(struct ibv_context *context, const struct ibv_async_event *ev)
+int droce_verbs_async_event(struct ibv_context *context, const struct ibv_async_event *ev)
 {
 	return droce_async_push(context, ev);
 }

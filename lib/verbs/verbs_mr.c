@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "droce_engine.h"
 #include "droce_mr.h"
 #include "verbs_limits.h"
 #include "verbs_priv.h"
@@ -24,9 +23,6 @@ static_assert(DROCE_ACCESS_ZERO_BASED == IBV_ACCESS_ZERO_BASED, "access bits agr
 static_assert(DROCE_MR_REREG_TRANSLATION == IBV_REREG_MR_CHANGE_TRANSLATION, "rereg bits agree");
 static_assert(DROCE_MR_REREG_PD == IBV_REREG_MR_CHANGE_PD, "rereg bits agree");
 static_assert(DROCE_MR_REREG_ACCESS == IBV_REREG_MR_CHANGE_ACCESS, "rereg bits agree");
-
-/* How long deregistration waits for zero-copy frames still holding the MR's bytes. */
-#define DROCE_DEREG_WAIT_US 2000000u
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct droce_mr_table table;
@@ -46,36 +42,42 @@ struct droce_mr_table *droce_verbs_mr_table(void)
 }
 
 /*
- * Access bits as the key table takes them. Hints droce may ignore are dropped:
- * the optional range (relaxed ordering and the like) and HUGETLB, which only
- * matters to on-demand paging (the kernel accepts and ignores it otherwise).
- * On-demand paging itself is not offered: EOPNOTSUPP, as the kernel answers
- * for a device without it. Every other bit is the key table's to judge.
+ * The rules ibv_reg_mr(3) gives, for both backends: a range of at least one byte that does
+ * not wrap, REMOTE_WRITE and REMOTE_ATOMIC only with LOCAL_WRITE (EINVAL). On-demand paging
+ * is not offered: EOPNOTSUPP, as the kernel answers for a device without it. Hints droce may
+ * ignore are dropped: the optional range (relaxed ordering and the like) and HUGETLB, which
+ * only matters to on-demand paging. Every other bit is the key table's to judge. 0 or -errno.
  */
-static int required_access(unsigned int access, unsigned int *out)
+static int check_access(unsigned int access, unsigned int *out)
 {
 	if (access & IBV_ACCESS_ON_DEMAND)
-		return EOPNOTSUPP;
+		return -EOPNOTSUPP;
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
 	*out = access & ~((unsigned int)IBV_ACCESS_OPTIONAL_RANGE | IBV_ACCESS_HUGETLB);
+	return 0;
+}
+
+static int check_range(const void *addr, size_t length)
+{
+	if (length == 0 || (uintptr_t)addr + length < (uintptr_t)addr)
+		return -EINVAL;
 	return 0;
 }
 
 struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 				unsigned int access)
 {
-	struct droce_mr_table *t = droce_verbs_mr_table();
-	struct droce_mr_keys keys;
 	struct droce_mr *mr;
-	unsigned int acc;
+	unsigned int acc = 0;
 	int rc;
 
-	rc = required_access(access, &acc);
+	rc = check_range(addr, length);
+	if (rc == 0)
+		rc = check_access(access, &acc);
 	if (rc != 0) {
-		errno = rc;
-		return NULL;
-	}
-	if (t == NULL) {
-		errno = ENOMEM;
+		errno = -rc;
 		return NULL;
 	}
 	mr = calloc(1, sizeof(*mr));
@@ -83,30 +85,17 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, ui
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (to_dctx(pd->context)->remote != NULL) {
-		rc = droce_remote_reg_mr(mr, pd, addr, length, iova, acc);
-		if (rc != 0) {
-			free(mr);
-			errno = rc;
-			return NULL;
-		}
-		keys.lkey = mr->ibmr.lkey;
-		keys.rkey = mr->ibmr.rkey;
-	} else {
-		rc = droce_mr_reg(t, to_dpd(pd)->id, addr, length, iova, acc, 0, &keys);
-		if (rc != 0) {
-			free(mr);
-			errno = -rc;
-			return NULL;
-		}
-	}
 	mr->ibmr.context = pd->context;
 	mr->ibmr.pd = pd;
 	mr->ibmr.addr = addr;
 	mr->ibmr.length = length;
-	mr->ibmr.handle = keys.lkey;
-	mr->ibmr.lkey = keys.lkey;
-	mr->ibmr.rkey = keys.rkey;
+	rc = droce_ops(pd->context)->reg_mr(mr, pd, addr, length, iova, acc);
+	if (rc != 0) {
+		free(mr);
+		errno = -rc;
+		return NULL;
+	}
+	mr->ibmr.handle = mr->ibmr.lkey;
 	droce_pd_get(to_dpd(pd));
 	return &mr->ibmr;
 }
@@ -140,11 +129,10 @@ struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t leng
 int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr, size_t length,
 		 int access)
 {
-	struct droce_mr_table *t = droce_verbs_mr_table();
+	struct droce_mr *mr = DROCE_CONTAINER_OF(ibmr, struct droce_mr, ibmr);
 	struct ibv_pd *new_pd = (flags & IBV_REREG_MR_CHANGE_PD) ? pd : ibmr->pd;
-	struct droce_mr_keys keys;
 	unsigned int acc = 0;
-	int rc;
+	int rc = 0;
 
 	/*
 	 * Input errors, as libibverbs detects them before the provider: unknown
@@ -158,22 +146,17 @@ int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr, 
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
 	}
-	rc = required_access((unsigned int)access, &acc);
-	if (rc != 0 || t == NULL) {
-		errno = rc != 0 ? rc : ENOMEM;
-		return IBV_REREG_MR_ERR_INPUT;
-	}
-	if (DROCE_CONTAINER_OF(ibmr, struct droce_mr, ibmr)->remote_handle != 0) {
-		errno = EOPNOTSUPP; /* through droced: deregister and register again */
-		return IBV_REREG_MR_ERR_INPUT;
-	}
-	rc = droce_mr_rereg(t, ibmr->lkey, (unsigned int)flags, to_dpd(new_pd)->id, addr, length,
-			    (uintptr_t)addr, acc, &keys);
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION)
+		rc = check_range(addr, length);
+	if (rc == 0 && (flags & IBV_REREG_MR_CHANGE_ACCESS))
+		rc = check_access((unsigned int)access, &acc);
+	if (rc == 0)
+		rc = droce_ops(ibmr->context)
+			     ->rereg_mr(mr, (unsigned int)flags, new_pd, addr, length, acc);
 	if (rc != 0) {
 		errno = -rc;
 		return IBV_REREG_MR_ERR_INPUT; /* the old MR is still valid */
 	}
-	droce_engine_sync(); /* the old keys and range are out of use when this returns */
 	if (new_pd != ibmr->pd) {
 		droce_pd_put(to_dpd(ibmr->pd));
 		droce_pd_get(to_dpd(new_pd));
@@ -183,50 +166,24 @@ int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr, 
 		ibmr->addr = addr;
 		ibmr->length = length;
 	}
-	ibmr->lkey = keys.lkey;
-	ibmr->rkey = keys.rkey;
-	ibmr->handle = keys.lkey;
+	ibmr->handle = ibmr->lkey;
 	return 0;
 }
 
 int ibv_dereg_mr(struct ibv_mr *ibmr)
 {
 	struct droce_mr *mr = DROCE_CONTAINER_OF(ibmr, struct droce_mr, ibmr);
-	struct droce_mr_table *t = droce_verbs_mr_table();
-	int rc;
-
-	if (mr->remote_handle != 0) {
-		/* droced deregisters, waits for its engine and unmaps */
-		rc = droce_remote_destroy(ibmr->context, DPROTO_DEREG_MR, mr->remote_handle, NULL);
-		if (rc != 0)
-			return rc;
-		droce_pd_put(to_dpd(ibmr->pd));
-		free(mr);
-		return 0;
-	}
-	rc = t != NULL ? droce_mr_dereg(t, ibmr->lkey) : -EINVAL;
+	int rc = droce_ops(ibmr->context)->dereg_mr(mr);
 
 	if (rc != 0)
 		return -rc; /* EBUSY while windows are bound to it */
-	/* the application may free the memory next: no packet may still be copying into it */
-	droce_engine_sync();
-	/*
-	 * nor may a zero-copy frame still hold its bytes (doc/transport.md): the sync made every
-	 * count taken under the old key visible; the engine frees the frames as the device takes
-	 * them. Past the bound the MR is gone all the same (IBA makes deregistering memory with
-	 * work in flight the consumer's error); droced then keeps the mapping.
-	 */
-	if (droce_mr_busy_wait(t, ibmr->lkey, DROCE_DEREG_WAIT_US) != 0)
-		fprintf(stderr, "droce: ibv_dereg_mr: frames still hold MR 0x%x after %u ms\n",
-			ibmr->lkey, DROCE_DEREG_WAIT_US / 1000);
 	droce_pd_put(to_dpd(ibmr->pd));
-	free(DROCE_CONTAINER_OF(ibmr, struct droce_mr, ibmr));
+	free(mr);
 	return 0;
 }
 
 struct ibv_mw *droce_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 {
-	struct droce_mr_table *t = droce_verbs_mr_table();
 	struct droce_mw *mw;
 	int rc;
 
@@ -235,19 +192,11 @@ struct ibv_mw *droce_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 		return NULL;
 	}
 	mw = calloc(1, sizeof(*mw));
-	if (mw == NULL || t == NULL) {
-		free(mw);
+	if (mw == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (to_dctx(pd->context)->remote != NULL) {
-		rc = -droce_remote_alloc_mw(mw, pd, type);
-	} else {
-		rc = droce_mw_alloc(t, to_dpd(pd)->id,
-				    type == IBV_MW_TYPE_1 ? DROCE_MW_TYPE_1 : DROCE_MW_TYPE_2,
-				    &mw->handle);
-		mw->ibmw.rkey = mw->handle;
-	}
+	rc = droce_ops(pd->context)->alloc_mw(mw, pd, type);
 	if (rc != 0) {
 		free(mw);
 		errno = -rc;
@@ -264,22 +213,10 @@ struct ibv_mw *droce_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 int droce_dealloc_mw(struct ibv_mw *ibmw)
 {
 	struct droce_mw *mw = to_dmw(ibmw);
-	int rc;
-
-	if (mw->remote_handle != 0) {
-		rc = droce_remote_destroy(ibmw->context, DPROTO_DEALLOC_MW, mw->remote_handle,
-					  NULL);
-		if (rc != 0)
-			return rc;
-		droce_pd_put(to_dpd(ibmw->pd));
-		free(mw);
-		return 0;
-	}
-	rc = droce_mw_dealloc(droce_verbs_mr_table(), mw->handle);
+	int rc = droce_ops(ibmw->context)->dealloc_mw(mw);
 
 	if (rc != 0)
 		return -rc;
-	droce_engine_sync();
 	droce_pd_put(to_dpd(ibmw->pd));
 	free(mw);
 	return 0;

@@ -11,6 +11,7 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 {
 	struct droce_context *c = to_dctx(context);
 	struct droce_pd *pd = calloc(1, sizeof(*pd));
+	int rc;
 
 	if (pd == NULL) {
 		errno = ENOMEM;
@@ -22,17 +23,14 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	pthread_mutex_unlock(&c->lock);
 	pd->ibpd.context = context;
 	pd->ibpd.handle = pd->id;
-	if (c->remote != NULL) {
-		int rc = droce_remote_alloc_pd(pd);
-
-		if (rc != 0) {
-			pthread_mutex_lock(&c->lock);
-			c->pd_count--;
-			pthread_mutex_unlock(&c->lock);
-			free(pd);
-			errno = rc;
-			return NULL;
-		}
+	rc = c->ops->alloc_pd(pd);
+	if (rc != 0) {
+		pthread_mutex_lock(&c->lock);
+		c->pd_count--;
+		pthread_mutex_unlock(&c->lock);
+		free(pd);
+		errno = -rc;
+		return NULL;
 	}
 	return &pd->ibpd;
 }
@@ -41,17 +39,14 @@ int ibv_dealloc_pd(struct ibv_pd *ibpd)
 {
 	struct droce_pd *pd = to_dpd(ibpd);
 	struct droce_context *c = to_dctx(ibpd->context);
+	int rc;
 
 	/* libibverbs: EBUSY while objects still use the PD */
 	if (__atomic_load_n(&pd->users, __ATOMIC_ACQUIRE) != 0)
 		return EBUSY;
-	if (pd->remote_handle != 0) {
-		int rc = droce_remote_destroy(ibpd->context, DPROTO_DEALLOC_PD, pd->remote_handle,
-					      NULL);
-
-		if (rc != 0)
-			return rc;
-	}
+	rc = c->ops->dealloc_pd(pd);
+	if (rc != 0)
+		return -rc;
 	pthread_mutex_lock(&c->lock);
 	c->pd_count--;
 	pthread_mutex_unlock(&c->lock);

@@ -20,6 +20,7 @@
 #include "droce_dproto.h"
 #include "droce_engine.h"
 #include "droce_ring.h"
+#include "droce_verbs_engine.h"
 #include "droce_wqe.h"
 
 #define DROCE_CONTAINER_OF(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
@@ -102,6 +103,8 @@ static inline struct droce_device *to_ddev(struct ibv_device *d)
 	return DROCE_CONTAINER_OF(d, struct droce_device, ibdev);
 }
 
+struct droce_backend_ops;
+
 struct droce_context {
 	struct verbs_context vctx; /* ends with the struct ibv_context handed out */
 	struct droce_device *dev;
@@ -112,7 +115,8 @@ struct droce_context {
 	pthread_mutex_t async_lock;
 	struct ibv_async_event *async_q;
 	unsigned int async_head, async_count, async_cap;
-	struct droce_remote *remote; /**< the connection to droced, NULL when embedded */
+	const struct droce_backend_ops *ops; /**< the backend, chosen when the context opened */
+	struct droce_remote *remote;         /**< the connection to droced (its backend's own) */
 };
 
 static inline struct droce_context *to_dctx(struct ibv_context *c)
@@ -220,7 +224,7 @@ struct ibv_cq_ex *droce_create_cq_ex(struct ibv_context *context, struct ibv_cq_
 /* verbs_cq_ex.c: the extended poll API of a CQ */
 void droce_cq_ex_init(struct droce_cq *cq);
 
-/* ---------------------------------------------------------- verbs_channel.c */
+/* ------------------------------------------------- verbs_embedded_channel.c */
 
 /** Completion channel: an eventfd (one count per event) and the CQs behind the counts. */
 struct droce_comp_channel {
@@ -327,12 +331,14 @@ struct droce_qp {
 	/* droced: whether the application behind the QP may set controlled Q_Keys;
 	 * -1 until set, and then the process's own privilege counts */
 	int8_t privileged;
+	/* the state is droced's, read from the control words it writes (droced backend) */
+	bool state_in_ctl;
 	/*
 	 * The state as the process running the engine knows it, out of the application's
 	 * reach in droced (the control words are shared with it and may be forged): the
 	 * same protocol as state/gen and err_state/err_gen of struct droce_qp_ctl, whose
 	 * copies the control path and the engine write too. Unused by an application of
-	 * droced (remote_handle != 0), which reads the control words droced writes.
+	 * droced (state_in_ctl), which reads the control words droced writes.
 	 */
 	uint32_t state_own, gen_own, err_state_own, err_gen_own;
 };
@@ -347,7 +353,7 @@ static inline enum ibv_qp_state droce_qp_state(const struct droce_qp *qp)
 {
 	uint32_t gen;
 
-	if (qp->remote_handle == 0) {
+	if (!qp->state_in_ctl) {
 		/* the engine's process: its own copies, never the shared words */
 		gen = __atomic_load_n(&qp->gen_own, __ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&qp->err_gen_own, __ATOMIC_ACQUIRE) == gen && gen != 0)
@@ -393,9 +399,6 @@ static inline struct droce_ah *to_dah(struct ibv_ah *a)
 	return DROCE_CONTAINER_OF(a, struct droce_ah, ibah);
 }
 
-/** The AH behind an id, or NULL: for the engine, which gets ids from untrusted WQEs. */
-struct droce_ah *droce_ah_lookup(uint32_t id);
-
 /** Fill the UD part of a send WQE. 0 or EINVAL (no AH, or an AH of another PD). */
 int droce_ah_encode(const struct droce_qp *qp, struct ibv_ah *ah, uint32_t remote_qpn,
 		    uint32_t remote_qkey, struct droce_send_wqe *w);
@@ -419,9 +422,6 @@ static inline struct droce_mw *to_dmw(struct ibv_mw *m)
 {
 	return DROCE_CONTAINER_OF(m, struct droce_mw, ibmw);
 }
-
-/** The process's key table (MRs and MWs of every context): what the engine checks keys in. */
-struct droce_mr_table *droce_verbs_mr_table(void);
 
 struct ibv_mw *droce_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int droce_dealloc_mw(struct ibv_mw *mw);
@@ -467,22 +467,100 @@ void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst, struct ib_uverbs_qp_att
 void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst, struct ib_user_path_rec *src);
 void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst, struct ibv_sa_path_rec *src);
 
+/* ---------------------------------------------------------------- backends */
+
+/*
+ * What a backend does for each object verb, chosen once when a context opens
+ * (verbs_device.c): the embedded engine of this process (verbs_embedded*.c) or
+ * droced (verbs_remote*.c). The ibv_* entry points above them check the
+ * arguments as libibverbs documents, build what both share (the object, its
+ * locks, its counts on the PD, CQs and SRQ) and call one entry here; post and
+ * poll never come here, they are the shared rings of both. Every entry is set
+ * in both tables (no NULL checks) and returns 0 or -errno (doc/verbs.md).
+ */
+struct droce_backend_ops {
+	const char *name;
+	/* context */
+	int (*open)(struct droce_context *c);
+	void (*close)(struct droce_context *c);
+	/** The port as the engine runs it: false when nothing runs it or it cannot say. */
+	bool (*query_port)(struct droce_context *c, bool *link_up, uint32_t *speed_mbps);
+	/** One step of neighbour resolution: 0 with @p mac, -EAGAIN while asking, -errno. */
+	int (*resolve_l2)(struct droce_context *c, const union ibv_gid *gid, uint8_t mac[6]);
+	/** Move async events the backend holds elsewhere into the context's queue. */
+	void (*async_pull)(struct droce_context *c);
+	/* protection domains */
+	int (*alloc_pd)(struct droce_pd *pd);
+	int (*dealloc_pd)(struct droce_pd *pd);
+	/* memory regions and windows: the keys into mr->ibmr / mw->ibmw */
+	int (*reg_mr)(struct droce_mr *mr, struct ibv_pd *pd, void *addr, size_t length,
+		      uint64_t iova, unsigned int access);
+	int (*rereg_mr)(struct droce_mr *mr, unsigned int flags, struct ibv_pd *pd, void *addr,
+			size_t length, unsigned int access);
+	int (*dereg_mr)(struct droce_mr *mr);
+	int (*alloc_mw)(struct droce_mw *mw, struct ibv_pd *pd, enum ibv_mw_type type);
+	int (*dealloc_mw)(struct droce_mw *mw);
+	/* completion channels: the fd into ch->ibch.fd */
+	int (*create_channel)(struct droce_comp_channel *ch);
+	int (*destroy_channel)(struct droce_comp_channel *ch);
+	int (*channel_join)(struct droce_comp_channel *ch, struct droce_cq *cq);
+	void (*channel_forget)(struct droce_comp_channel *ch, struct droce_cq *cq);
+	int (*get_cq_event)(struct droce_comp_channel *ch, struct droce_cq **cq);
+	/*
+	 * Queues: create makes the rings and hands the object to the engine (the object's
+	 * verbs fields are set); destroy takes it back first, so that nothing signals about
+	 * it while the entry point waits for its events and frees it.
+	 */
+	int (*create_cq)(struct droce_cq *cq, const struct ibv_cq_init_attr_ex *attr);
+	int (*destroy_cq)(struct droce_cq *cq);
+	int (*create_srq)(struct droce_srq *srq, struct ibv_srq_init_attr *attr);
+	int (*destroy_srq)(struct droce_srq *srq);
+	/** Rings, QPN and cap of a new QP (in RESET), handed to the engine. */
+	int (*create_qp)(struct droce_qp *qp, const struct ibv_qp_init_attr_ex *attr);
+	/** Apply a modify already checked (droce_qp_attr_check) towards @p next. */
+	int (*modify_qp)(struct droce_qp *qp, struct ibv_qp_attr *attr, int mask,
+			 enum ibv_qp_state next);
+	int (*destroy_qp)(struct droce_qp *qp);
+	/** The id UD WQEs carry, into ah->id. */
+	int (*create_ah)(struct droce_ah *ah);
+	int (*destroy_ah)(struct droce_ah *ah);
+};
+
+extern const struct droce_backend_ops droce_embedded_ops;
+extern const struct droce_backend_ops droce_remote_ops;
+
+static inline const struct droce_backend_ops *droce_ops(struct ibv_context *context)
+{
+	return to_dctx(context)->ops;
+}
+
+/* Shared by both backends (verbs_qp.c): attach the producers again after a modify to RESET;
+ * with @p init the rings are emptied here too (no engine runs the QP). */
+void droce_qp_rings_reset(struct droce_qp *qp, bool init);
+
 /* ---------------------------------------------------------- verbs_embedded.c */
+
+/** The devices of this process (verbs_device.c): the embedded engine runs their ports. */
+struct droce_device *const *droce_devices(int *n);
 
 /** Start the embedded engine if DROCE_DEVICES names DPDK devices or links (once). */
 void droce_embedded_start(struct droce_device *const *devs, int n);
 /** The engine's view of a port: false when the engine does not run it. */
 bool droce_embedded_port(const struct droce_device *d, bool *link_up, uint32_t *speed_mbps);
-int droce_embedded_cq_add(struct droce_cq *cq);
-void droce_embedded_cq_del(struct droce_cq *cq);
-int droce_embedded_srq_add(struct droce_srq *srq);
-void droce_embedded_srq_del(struct droce_srq *srq);
-int droce_embedded_qp_add(struct droce_qp *qp);
-void droce_embedded_qp_modify(struct droce_qp *qp, const struct ibv_qp_attr *attr, int mask,
-			      enum ibv_qp_state state);
-void droce_embedded_qp_del(struct droce_qp *qp);
-void droce_embedded_ah_add(struct droce_ah *ah);
-void droce_embedded_ah_del(struct droce_ah *ah);
+/* the context's entries of the embedded table (verbs_embedded_obj.c holds the table) */
+int droce_embedded_open(struct droce_context *c);
+void droce_embedded_close(struct droce_context *c);
+bool droce_embedded_query_port(struct droce_context *c, bool *link_up, uint32_t *speed_mbps);
+int droce_embedded_resolve_l2(struct droce_context *c, const union ibv_gid *gid, uint8_t mac[6]);
+void droce_embedded_async_pull(struct droce_context *c);
+
+/* ------------------------------------------------- verbs_embedded_channel.c */
+
+int droce_embedded_create_channel(struct droce_comp_channel *ch);
+int droce_embedded_destroy_channel(struct droce_comp_channel *ch);
+int droce_embedded_channel_join(struct droce_comp_channel *ch, struct droce_cq *cq);
+/** ibv_get_cq_event() on a channel of this process. 0 or -errno. */
+int droce_embedded_get_cq_event(struct droce_comp_channel *ch, struct droce_cq **cq);
 
 /* ------------------------------------------------------------ verbs_remote.c */
 
@@ -515,13 +593,10 @@ struct droce_remote_obj {
 bool droce_remote_mode(void);
 /** droced's devices as port configurations (no vdev: nothing starts here). Count or -errno. */
 int droce_remote_devices(struct droce_port_cfg *cfg, int max);
-/** Connect a new context to droced and open its device there. 0 or -errno. */
-int droce_remote_open(struct droce_context *c);
-void droce_remote_close(struct droce_context *c);
 /**
  * One request and its reply. @p fd_out (may be NULL) receives the reply's
- * descriptor, @p handle_out (may be NULL) its handle. 0 or a positive errno
- * (EPIPE once droced is gone).
+ * descriptor, @p handle_out (may be NULL) its handle. 0 or -errno (-EPIPE once
+ * droced is gone; droced's refusal as its errno).
  */
 int droce_remote_call(struct droce_context *c, uint32_t op, uint32_t handle, const void *req,
 		      size_t req_len, int fd_in, void *rep, size_t rep_len, uint32_t *handle_out,
@@ -531,30 +606,40 @@ int droce_remote_map(int fd, const struct droce_dproto_shm *s, struct droce_shm 
 /** Let events name @p obj, of @p kind, by @p handle (DROCE_REMOTE_NONE forgets it). */
 void droce_remote_bind(struct droce_context *c, uint32_t handle, void *obj,
 		       enum droce_remote_kind kind);
-/** Move the events droced published into the context's queue. */
-void droce_remote_async_pull(struct droce_context *c);
-/** The port as droced runs it: false when droced cannot say. */
-bool droce_remote_port(struct droce_context *c, bool *link_up, uint32_t *speed_mbps);
 
 /* ------------------------------------------------------- verbs_remote_obj.c */
 
-int droce_remote_alloc_pd(struct droce_pd *pd);
-int droce_remote_cq_create(struct droce_cq *cq, const struct ibv_cq_init_attr_ex *attr);
-int droce_remote_srq_create(struct droce_srq *srq, struct ibv_pd *pd, struct ibv_srq_init_attr *a);
-int droce_remote_qp_create(struct droce_qp *qp, const struct ibv_qp_init_attr_ex *a);
-int droce_remote_qp_modify(struct droce_qp *qp, struct ibv_qp_attr *attr, int mask);
-int droce_remote_ah_create(struct droce_ah *ah, struct ibv_pd *pd);
-int droce_remote_reg_mr(struct droce_mr *mr, struct ibv_pd *pd, void *addr, size_t length,
-			uint64_t iova, unsigned int access);
-int droce_remote_alloc_mw(struct droce_mw *mw, struct ibv_pd *pd, enum ibv_mw_type type);
-int droce_remote_channel_create(struct droce_comp_channel *ch, struct ibv_context *context);
-/** Destroy droced's object behind @p handle (@p op a DESTROY/DEALLOC/DEREG). 0 or errno. */
+/** Destroy droced's object behind @p handle (@p op a DESTROY/DEALLOC/DEREG). 0 or -errno. */
 int droce_remote_destroy(struct ibv_context *context, uint32_t op, uint32_t handle, void *obj);
-/** A CQ joins its droced channel. 0 or ENOMEM. */
+int droce_remote_alloc_pd(struct droce_pd *pd);
+int droce_remote_dealloc_pd(struct droce_pd *pd);
+int droce_remote_create_cq(struct droce_cq *cq, const struct ibv_cq_init_attr_ex *attr);
+int droce_remote_destroy_cq(struct droce_cq *cq);
+int droce_remote_create_srq(struct droce_srq *srq, struct ibv_srq_init_attr *attr);
+int droce_remote_destroy_srq(struct droce_srq *srq);
+int droce_remote_create_qp(struct droce_qp *qp, const struct ibv_qp_init_attr_ex *attr);
+int droce_remote_modify_qp(struct droce_qp *qp, struct ibv_qp_attr *attr, int mask,
+			   enum ibv_qp_state next);
+int droce_remote_destroy_qp(struct droce_qp *qp);
+int droce_remote_create_ah(struct droce_ah *ah);
+int droce_remote_destroy_ah(struct droce_ah *ah);
+int droce_remote_alloc_mw(struct droce_mw *mw, struct ibv_pd *pd, enum ibv_mw_type type);
+int droce_remote_dealloc_mw(struct droce_mw *mw);
+int droce_remote_create_channel(struct droce_comp_channel *ch);
+int droce_remote_destroy_channel(struct droce_comp_channel *ch);
+/** A CQ joins its droced channel. 0 or -ENOMEM. */
 int droce_remote_channel_join(struct droce_comp_channel *ch, struct droce_cq *cq);
-/** ibv_get_cq_event() on a droced channel. */
+/** ibv_get_cq_event() on a droced channel. 0 or -errno. */
 int droce_remote_get_cq_event(struct droce_comp_channel *ch, struct droce_cq **cq);
 /** A CQ leaves its droced channel: take back its counts not yet taken. */
 void droce_remote_channel_forget(struct droce_comp_channel *ch, struct droce_cq *cq);
+
+/* ------------------------------------------------------- verbs_remote_mr.c */
+
+int droce_remote_reg_mr(struct droce_mr *mr, struct ibv_pd *pd, void *addr, size_t length,
+			uint64_t iova, unsigned int access);
+int droce_remote_rereg_mr(struct droce_mr *mr, unsigned int flags, struct ibv_pd *pd, void *addr,
+			  size_t length, unsigned int access);
+int droce_remote_dereg_mr(struct droce_mr *mr);
 
 #endif /* DROCE_VERBS_PRIV_H */

@@ -12,25 +12,6 @@
 #include "verbs_limits.h"
 #include "verbs_priv.h"
 
-/* QPNs 0 and 1 are the special QPs (SMI, GSI); droce hands out from 0x11 as Linux does. */
-static uint32_t next_qpn = 0x11;
-
-/* The next QPN, wrapping past 2^24 - 1 (the multicast QPN) back to 0x11: never 0 or 1. */
-static uint32_t qpn_next(void)
-{
-	for (;;) {
-		uint32_t n = __atomic_fetch_add(&next_qpn, 1, __ATOMIC_RELAXED) & 0xffffff;
-
-		if (n >= 0x11 && n != 0xffffff)
-			return n;
-	}
-}
-
-static uint32_t round_up(uint32_t n, uint32_t to)
-{
-	return (n + to - 1) / to * to;
-}
-
 /* Operations a QP type can carry, as IBV_QP_EX_WITH_* bits (the ibv_wr_* table). */
 static uint64_t ops_for_type(enum ibv_qp_type type)
 {
@@ -80,62 +61,10 @@ static int check_init_attr(struct ibv_context *context, const struct ibv_qp_init
 	return 0;
 }
 
-/* Lay out control words and both rings in one shared mapping. */
-static int qp_rings(struct droce_qp *qp, const struct ibv_qp_init_attr_ex *a)
-{
-	/* with an SRQ the receive caps are ignored (ibv_create_qp(3)) and were not checked */
-	uint32_t recv_wr = a->srq == NULL && a->cap.max_recv_wr ? a->cap.max_recv_wr : 1;
-	uint32_t sq_slots = droce_pow2_at_least(a->cap.max_send_wr ? a->cap.max_send_wr : 1);
-	uint32_t rq_slots = droce_pow2_at_least(recv_wr);
-	uint32_t send_sge = a->cap.max_send_sge ? a->cap.max_send_sge : 1;
-	uint32_t recv_sge = a->srq == NULL && a->cap.max_recv_sge ? a->cap.max_recv_sge : 1;
-	uint32_t payload = send_sge * (uint32_t)sizeof(struct droce_sge);
-	size_t off;
-	int rc;
-
-	if (a->cap.max_inline_data > payload)
-		payload = a->cap.max_inline_data;
-	qp->sq_slot_size = round_up((uint32_t)sizeof(struct droce_send_wqe) + payload, 64);
-	qp->rq_slot_size = round_up((uint32_t)sizeof(struct droce_recv_wqe) +
-					    recv_sge * (uint32_t)sizeof(struct droce_sge),
-				    DROCE_RING_SLOT_ALIGN);
-	qp->sq_len = droce_ring_mem_size(sq_slots, qp->sq_slot_size);
-	qp->rq_len = a->srq != NULL ? 0 : droce_ring_mem_size(rq_slots, qp->rq_slot_size);
-	rc = droce_shm_alloc(&qp->shm, sizeof(struct droce_qp_ctl) + qp->sq_len + qp->rq_len,
-			     "droce-qp");
-	if (rc != 0)
-		return rc;
-	qp->ctl = qp->shm.addr;
-	off = sizeof(struct droce_qp_ctl);
-	qp->sq_ring = (uint8_t *)qp->shm.addr + off;
-	rc = droce_ring_init(qp->sq_ring, qp->sq_len, sq_slots, qp->sq_slot_size);
-	if (rc == 0)
-		rc = droce_ring_prod_attach(&qp->sq, qp->sq_ring, qp->sq_len);
-	if (rc == 0 && a->srq == NULL) {
-		qp->rq_ring = (uint8_t *)qp->sq_ring + qp->sq_len;
-		rc = droce_ring_init(qp->rq_ring, qp->rq_len, rq_slots, qp->rq_slot_size);
-		if (rc == 0)
-			rc = droce_ring_prod_attach(&qp->rq, qp->rq_ring, qp->rq_len);
-	}
-	if (rc != 0) {
-		droce_shm_free(&qp->shm);
-		return rc;
-	}
-	/* what the QP really holds: every slot is usable */
-	qp->cap.max_send_wr = sq_slots;
-	qp->cap.max_send_sge = (qp->sq_slot_size - (uint32_t)sizeof(struct droce_send_wqe)) /
-			       (uint32_t)sizeof(struct droce_sge);
-	if (qp->cap.max_send_sge > DROCE_MAX_SGE)
-		qp->cap.max_send_sge = DROCE_MAX_SGE;
-	qp->cap.max_inline_data = a->cap.max_inline_data;
-	qp->cap.max_recv_wr = a->srq != NULL ? 0 : rq_slots;
-	qp->cap.max_recv_sge = a->srq != NULL ? 0 : recv_sge;
-	return 0;
-}
-
 struct ibv_qp *droce_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *a)
 {
 	struct droce_qp *qp;
+	struct ibv_qp *ib;
 	int rc = check_init_attr(context, a);
 
 	if (rc != 0) {
@@ -148,22 +77,13 @@ struct ibv_qp *droce_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 		return NULL;
 	}
 	qp->privileged = -1;
-	qp->qpx.qp_base.context = context;
-	rc = to_dctx(context)->remote != NULL ? droce_remote_qp_create(qp, a) : qp_rings(qp, a);
-	if (rc != 0) {
-		free(qp);
-		errno = -rc;
-		return NULL;
-	}
 	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
 	qp->sq_sig_all = a->sq_sig_all != 0;
 	qp->srq = a->srq != NULL ? to_dsrq(a->srq) : NULL;
 	qp->send_ops_flags =
 		(a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ? a->send_ops_flags : 0;
-
-	struct ibv_qp *ib = &qp->qpx.qp_base;
-
+	ib = &qp->qpx.qp_base;
 	ib->context = context;
 	ib->qp_context = a->qp_context;
 	ib->pd = a->pd;
@@ -175,28 +95,17 @@ struct ibv_qp *droce_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 	ib->events_completed = 0;
 	pthread_mutex_init(&ib->mutex, NULL);
 	pthread_cond_init(&ib->cond, NULL);
-	if (qp->remote_handle == 0) {
-		ib->qp_num = qpn_next();
-		qp->ctl->state = IBV_QPS_RESET;
-		qp->state_own = IBV_QPS_RESET;
-	} /* else droced numbered it and wrote its control words */
-	ib->handle = ib->qp_num;
-	qp->attr.qp_state = IBV_QPS_RESET;
-	qp->attr.cur_qp_state = IBV_QPS_RESET;
-	qp->attr.cap = qp->cap;
 	/* hold the CQs and the SRQ before the engine can complete to them */
 	__atomic_fetch_add(&to_dcq(a->send_cq)->users, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&to_dcq(a->recv_cq)->users, 1, __ATOMIC_RELAXED);
 	if (qp->srq != NULL)
 		__atomic_fetch_add(&qp->srq->users, 1, __ATOMIC_RELAXED);
-	rc = qp->remote_handle != 0 ? 0 : droce_embedded_qp_add(qp);
+	rc = droce_ops(context)->create_qp(qp, a);
 	if (rc != 0) {
 		__atomic_fetch_sub(&to_dcq(a->send_cq)->users, 1, __ATOMIC_RELEASE);
 		__atomic_fetch_sub(&to_dcq(a->recv_cq)->users, 1, __ATOMIC_RELEASE);
 		if (qp->srq != NULL)
 			__atomic_fetch_sub(&qp->srq->users, 1, __ATOMIC_RELEASE);
-		/* the engine cannot run it (a QP type whose transport is not there yet) */
-		droce_shm_free(&qp->shm);
 		pthread_spin_destroy(&qp->sq_lock);
 		pthread_spin_destroy(&qp->rq_lock);
 		pthread_mutex_destroy(&ib->mutex);
@@ -205,6 +114,10 @@ struct ibv_qp *droce_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 		errno = -rc;
 		return NULL;
 	}
+	ib->handle = ib->qp_num;
+	qp->attr.qp_state = IBV_QPS_RESET;
+	qp->attr.cur_qp_state = IBV_QPS_RESET;
+	qp->attr.cap = qp->cap;
 	droce_pd_get(to_dpd(a->pd));
 	droce_qp_wr_init(qp);
 	a->cap = qp->cap;
@@ -235,7 +148,7 @@ struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 }
 
 /* Empty both rings: modify to RESET drops every WQE without a completion (IBA 10.3.1). */
-static void qp_rings_reset(struct droce_qp *qp, bool init)
+void droce_qp_rings_reset(struct droce_qp *qp, bool init)
 {
 	/* with an engine running the QP, the engine empties the rings (droce_tqp_modify) */
 	if (init)
@@ -315,42 +228,18 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 	pthread_mutex_lock(&c->lock);
 	cur = droce_qp_state(qp);
 	rc = droce_qp_attr_check(ibqp->qp_type, cur, attr, attr_mask, &lim, &next);
-	if (rc == 0 && qp->remote_handle != 0) {
-		/* droced checks again, writes the control words and tells its engine */
-		rc = droce_remote_qp_modify(qp, attr, attr_mask);
-		if (rc == 0) {
-			if (next == IBV_QPS_RESET) {
-				memset(&qp->attr, 0, sizeof(qp->attr));
-				qp->attr.cap = qp->cap;
-				qp_rings_reset(qp, false); /* droced emptied them: attach again */
-			} else {
-				qp_store_attr(qp, attr, attr_mask);
-			}
-			qp->attr.qp_state = next;
-			qp->attr.cur_qp_state = next;
-			ibqp->state = next;
-		}
-	} else if (rc == 0) {
+	if (rc == 0)
+		rc = -c->ops->modify_qp(qp, attr, attr_mask, next);
+	if (rc == 0) {
 		if (next == IBV_QPS_RESET) {
 			memset(&qp->attr, 0, sizeof(qp->attr));
 			qp->attr.cap = qp->cap;
-			if (!qp->in_engine)
-				qp_rings_reset(qp, true);
 		} else {
 			qp_store_attr(qp, attr, attr_mask);
 		}
 		qp->attr.qp_state = next;
 		qp->attr.cur_qp_state = next;
 		ibqp->state = next;
-		__atomic_store_n(&qp->state_own, next, __ATOMIC_RELAXED);
-		/* pairs with the acquire load of gen_own in droce_qp_state() and the engine */
-		__atomic_store_n(&qp->gen_own, qp->gen_own + 1, __ATOMIC_RELEASE);
-		/* the shared copies, for an application of droced */
-		__atomic_store_n(&qp->ctl->state, next, __ATOMIC_RELAXED);
-		__atomic_store_n(&qp->ctl->gen, qp->gen_own, __ATOMIC_RELEASE);
-		droce_embedded_qp_modify(qp, attr, attr_mask, next);
-		if (next == IBV_QPS_RESET && qp->in_engine)
-			qp_rings_reset(qp, false); /* the engine emptied them: attach again */
 	}
 	pthread_mutex_unlock(&c->lock);
 	return rc;
@@ -386,17 +275,12 @@ int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
 int ibv_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct droce_qp *qp = to_dqp(ibqp);
+	int rc;
 
 	/* the engine lets go first: after this no event about the QP can be raised */
-	if (qp->remote_handle != 0) {
-		int rc = droce_remote_destroy(ibqp->context, DPROTO_DESTROY_QP, qp->remote_handle,
-					      qp);
-
-		if (rc != 0)
-			return rc;
-	} else {
-		droce_embedded_qp_del(qp);
-	}
+	rc = droce_ops(ibqp->context)->destroy_qp(qp);
+	if (rc != 0)
+		return -rc;
 	/* libibverbs semantics: no event names a freed QP, and every reported one is acked */
 	droce_async_forget(ibqp->context, ibqp);
 	pthread_mutex_lock(&ibqp->mutex);

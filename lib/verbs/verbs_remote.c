@@ -58,7 +58,7 @@ static int remote_connect(void)
 	return s;
 }
 
-/* One request and its reply on @p sock. 0 or a positive errno. */
+/* One request and its reply on @p sock. 0 or -errno (droced's refusal as its errno). */
 static int call_sock(int sock, uint32_t *seq, uint32_t op, uint32_t handle, const void *req,
 		     size_t req_len, int fd_in, void *rep, size_t rep_len, uint32_t *handle_out,
 		     int *fd_out)
@@ -75,20 +75,21 @@ static int call_sock(int sock, uint32_t *seq, uint32_t op, uint32_t handle, cons
 	rc = droce_dproto_send(sock, &h, req, req_len, fd_in >= 0 ? &fd_in : NULL,
 			       fd_in >= 0 ? 1 : 0);
 	if (rc != 0)
-		return rc == -ECONNRESET || rc == -ENOTCONN ? EPIPE : -rc;
+		return rc == -ECONNRESET || rc == -ENOTCONN ? -EPIPE : rc;
 	n = droce_dproto_recv(sock, &h, body, sizeof(body), fds, &nfds);
 	if (n < 0)
-		return n == -ECONNRESET ? EPIPE : (int)-n;
+		return n == -ECONNRESET ? -EPIPE : (int)n;
 	rc = 0;
+	/* droced answers 0 or a positive errno in the header (doc/daemon.md) */
 	if (h.op != op || h.seq != *seq || h.status < 0)
-		rc = EPROTO;
+		rc = -EPROTO;
 	else if (h.status != 0)
-		rc = h.status;
+		rc = -h.status;
 	else if ((size_t)n != rep_len || nfds > (fd_out != NULL ? 1u : 0u))
-		rc = EPROTO;
+		rc = -EPROTO;
 	/* a reply that creates must name what it created: 0 is no handle */
 	if (rc == 0 && handle_out != NULL && h.handle == 0)
-		rc = EPROTO;
+		rc = -EPROTO;
 	if (rc == 0) {
 		memcpy(rep, body, rep_len);
 		if (handle_out != NULL)
@@ -111,7 +112,7 @@ int droce_remote_call(struct droce_context *c, uint32_t op, uint32_t handle, con
 	int rc;
 
 	if (r == NULL)
-		return EPIPE;
+		return -EPIPE;
 	pthread_mutex_lock(&r->lock);
 	rc = call_sock(r->sock, &r->seq, op, handle, req, req_len, fd_in, rep, rep_len, handle_out,
 		       fd_out);
@@ -149,11 +150,11 @@ int droce_remote_devices(struct droce_port_cfg *cfg, int max)
 		       NULL);
 	close(s);
 	if (rc == 0 && rep.version != DROCE_DPROTO_VERSION)
-		rc = EPROTO;
+		rc = -EPROTO;
 	if (rc != 0) {
 		fprintf(stderr, "droce: droced at %s refused us: %s\n", socket_path(),
-			strerror(rc));
-		return -rc;
+			strerror(-rc));
+		return rc;
 	}
 	if (rep.n_devices > DROCE_DPROTO_DEVICES_MAX)
 		return -EPROTO;
@@ -162,7 +163,7 @@ int droce_remote_devices(struct droce_port_cfg *cfg, int max)
 	return (int)rep.n_devices < max ? (int)rep.n_devices : max;
 }
 
-int droce_remote_open(struct droce_context *c)
+static int remote_open(struct droce_context *c)
 {
 	struct droce_dproto_open_req req = {.device = c->dev->remote_index};
 	struct droce_dproto_open_rep rep;
@@ -181,7 +182,7 @@ int droce_remote_open(struct droce_context *c)
 	}
 	pthread_mutex_init(&r->lock, NULL);
 	/* droced counts the events it publishes on our async_fd */
-	rc = -call_sock(r->sock, &r->seq, DPROTO_OPEN, 0, &req, sizeof(req), c->async_efd, &rep,
+	rc = call_sock(r->sock, &r->seq, DPROTO_OPEN, 0, &req, sizeof(req), c->async_efd, &rep,
 			sizeof(rep), NULL, &fd);
 	if (rc == 0 && fd < 0)
 		rc = -EPROTO;
@@ -208,7 +209,7 @@ int droce_remote_open(struct droce_context *c)
 	return 0;
 }
 
-void droce_remote_close(struct droce_context *c)
+static void remote_close(struct droce_context *c)
 {
 	struct droce_remote *r = c->remote;
 
@@ -321,7 +322,7 @@ static bool event_element(struct droce_remote *r, const struct droce_dproto_even
 	}
 }
 
-void droce_remote_async_pull(struct droce_context *c)
+static void remote_async_pull(struct droce_context *c)
 {
 	struct droce_remote *r = c->remote;
 	int avail;
@@ -352,7 +353,7 @@ void droce_remote_async_pull(struct droce_context *c)
 	pthread_mutex_unlock(&c->async_lock);
 }
 
-bool droce_remote_port(struct droce_context *c, bool *link_up, uint32_t *speed_mbps)
+static bool remote_query_port(struct droce_context *c, bool *link_up, uint32_t *speed_mbps)
 {
 	struct droce_dproto_port_rep rep;
 
@@ -363,3 +364,46 @@ bool droce_remote_port(struct droce_context *c, bool *link_up, uint32_t *speed_m
 	*speed_mbps = rep.dev.speed_mbps;
 	return true;
 }
+
+/* One step in droced's neighbour table: droced never waits on the wire for one client. */
+static int remote_resolve_l2(struct droce_context *c, const union ibv_gid *gid, uint8_t mac[6])
+{
+	struct droce_dproto_resolve_req req = {.gid = *gid};
+	struct droce_dproto_resolve_rep rep;
+	int rc = droce_remote_call(c, DPROTO_RESOLVE_L2, 0, &req, sizeof(req), -1, &rep,
+				   sizeof(rep), NULL, NULL);
+
+	if (rc == 0)
+		memcpy(mac, rep.mac, 6);
+	return rc;
+}
+
+const struct droce_backend_ops droce_remote_ops = {
+	.name = "droced",
+	.open = remote_open,
+	.close = remote_close,
+	.query_port = remote_query_port,
+	.resolve_l2 = remote_resolve_l2,
+	.async_pull = remote_async_pull,
+	.alloc_pd = droce_remote_alloc_pd,
+	.dealloc_pd = droce_remote_dealloc_pd,
+	.reg_mr = droce_remote_reg_mr,
+	.rereg_mr = droce_remote_rereg_mr,
+	.dereg_mr = droce_remote_dereg_mr,
+	.alloc_mw = droce_remote_alloc_mw,
+	.dealloc_mw = droce_remote_dealloc_mw,
+	.create_channel = droce_remote_create_channel,
+	.destroy_channel = droce_remote_destroy_channel,
+	.channel_join = droce_remote_channel_join,
+	.channel_forget = droce_remote_channel_forget,
+	.get_cq_event = droce_remote_get_cq_event,
+	.create_cq = droce_remote_create_cq,
+	.destroy_cq = droce_remote_destroy_cq,
+	.create_srq = droce_remote_create_srq,
+	.destroy_srq = droce_remote_destroy_srq,
+	.create_qp = droce_remote_create_qp,
+	.modify_qp = droce_remote_modify_qp,
+	.destroy_qp = droce_remote_destroy_qp,
+	.create_ah = droce_remote_create_ah,
+	.destroy_ah = droce_remote_destroy_ah,
+};

@@ -230,8 +230,6 @@ int droce_remote_reg_mr(struct droce_mr *mr, struct ibv_pd *pd, void *addr, size
 	struct backing b;
 	int fd, rc;
 
-	if (length == 0 || (uintptr_t)addr + length < (uintptr_t)addr)
-		return EINVAL;
 	rc = find_backing((uintptr_t)addr, length, &b);
 	if (rc == -EINVAL && share_private_wanted() && share_private((uintptr_t)addr, length) == 0)
 		rc = find_backing((uintptr_t)addr, length, &b);
@@ -246,12 +244,12 @@ int droce_remote_reg_mr(struct droce_mr *mr, struct ibv_pd *pd, void *addr, size
 			addr, length);
 	}
 	if (rc != 0)
-		return -rc;
+		return rc;
 	req.file_off = b.file_off;
 	rc = droce_remote_call(to_dctx(pd->context), DPROTO_REG_MR, 0, &req, sizeof(req), fd, &rep,
 			       sizeof(rep), &mr->remote_handle, NULL);
 	close(fd);
-	if (rc == EINVAL)
+	if (rc == -EINVAL)
 		fprintf(stderr,
 			"droce: ibv_reg_mr(%p, %zu): droced refused the memory's file (it must be "
 			"a memfd sealed with F_SEAL_SHRINK: doc/daemon.md)\n",
@@ -260,8 +258,25 @@ int droce_remote_reg_mr(struct droce_mr *mr, struct ibv_pd *pd, void *addr, size
 		return rc;
 	mr->ibmr.lkey = rep.lkey;
 	mr->ibmr.rkey = rep.rkey;
-	mr->ibmr.handle = rep.lkey;
 	return 0;
+}
+
+int droce_remote_rereg_mr(struct droce_mr *mr, unsigned int flags, struct ibv_pd *pd, void *addr,
+			  size_t length, unsigned int access)
+{
+	(void)mr;
+	(void)flags;
+	(void)pd;
+	(void)addr;
+	(void)length;
+	(void)access;
+	return -EOPNOTSUPP; /* through droced: deregister and register again */
+}
+
+int droce_remote_dereg_mr(struct droce_mr *mr)
+{
+	/* droced deregisters, waits for its engine and unmaps */
+	return droce_remote_destroy(mr->ibmr.context, DPROTO_DEREG_MR, mr->remote_handle, NULL);
 }
 
 void *droce_alloc_shared(size_t length, unsigned int flags)

@@ -15,6 +15,19 @@
 #include "droce_dproto.h"
 #include "verbs_priv.h"
 
+int droce_remote_destroy(struct ibv_context *context, uint32_t op, uint32_t handle, void *obj)
+{
+	struct droce_context *c = to_dctx(context);
+	int rc = droce_remote_call(c, op, handle, NULL, 0, -1, NULL, 0, NULL, NULL);
+
+	/* droced gone: its objects are gone with it, the local one can go too */
+	if (rc == -EPIPE)
+		rc = 0;
+	if (rc == 0 && obj != NULL)
+		droce_remote_bind(c, handle, NULL, DROCE_REMOTE_NONE);
+	return rc;
+}
+
 int droce_remote_alloc_pd(struct droce_pd *pd)
 {
 	struct droce_context *c = to_dctx(pd->ibpd.context);
@@ -23,17 +36,9 @@ int droce_remote_alloc_pd(struct droce_pd *pd)
 				 NULL);
 }
 
-int droce_remote_destroy(struct ibv_context *context, uint32_t op, uint32_t handle, void *obj)
+int droce_remote_dealloc_pd(struct droce_pd *pd)
 {
-	struct droce_context *c = to_dctx(context);
-	int rc = droce_remote_call(c, op, handle, NULL, 0, -1, NULL, 0, NULL, NULL);
-
-	/* droced gone: its objects are gone with it, the local one can go too */
-	if (rc == EPIPE)
-		rc = 0;
-	if (rc == 0 && obj != NULL)
-		droce_remote_bind(c, handle, NULL, DROCE_REMOTE_NONE);
-	return rc;
+	return droce_remote_destroy(pd->ibpd.context, DPROTO_DEALLOC_PD, pd->remote_handle, NULL);
 }
 
 /* The memory droced sent for a queue, mapped; the rings' offsets checked against it. */
@@ -48,7 +53,7 @@ static int queue_map(int fd, const struct droce_dproto_shm *s, size_t ctl_len, s
 	return droce_remote_map(fd, s, m);
 }
 
-int droce_remote_cq_create(struct droce_cq *cq, const struct ibv_cq_init_attr_ex *attr)
+int droce_remote_create_cq(struct droce_cq *cq, const struct ibv_cq_init_attr_ex *attr)
 {
 	struct droce_context *c = to_dctx(cq->ibcq.context);
 	struct droce_dproto_create_cq_req req = {
@@ -62,7 +67,7 @@ int droce_remote_cq_create(struct droce_cq *cq, const struct ibv_cq_init_attr_ex
 	rc = droce_remote_call(c, DPROTO_CREATE_CQ, 0, &req, sizeof(req), -1, &rep, sizeof(rep),
 			       &cq->remote_handle, &fd);
 	if (rc != 0)
-		return -rc;
+		return rc;
 	rep.shm.ring_off[1] = rep.shm.ring_off[0]; /* one ring */
 	rep.shm.ring_len[1] = 0;
 	rc = queue_map(fd, &rep.shm, sizeof(struct droce_cq_ctl), &cq->shm);
@@ -88,8 +93,15 @@ int droce_remote_cq_create(struct droce_cq *cq, const struct ibv_cq_init_attr_ex
 	return 0;
 }
 
-int droce_remote_srq_create(struct droce_srq *srq, struct ibv_pd *pd, struct ibv_srq_init_attr *a)
+int droce_remote_destroy_cq(struct droce_cq *cq)
 {
+	/* droced first: after this it signals nothing more about the CQ */
+	return droce_remote_destroy(cq->ibcq.context, DPROTO_DESTROY_CQ, cq->remote_handle, cq);
+}
+
+int droce_remote_create_srq(struct droce_srq *srq, struct ibv_srq_init_attr *a)
+{
+	struct ibv_pd *pd = srq->ibsrq.pd;
 	struct droce_context *c = to_dctx(pd->context);
 	struct droce_dproto_create_srq_req req = {
 		.pd = to_dpd(pd)->remote_handle,
@@ -102,7 +114,7 @@ int droce_remote_srq_create(struct droce_srq *srq, struct ibv_pd *pd, struct ibv
 	rc = droce_remote_call(c, DPROTO_CREATE_SRQ, 0, &req, sizeof(req), -1, &rep, sizeof(rep),
 			       &srq->remote_handle, &fd);
 	if (rc != 0)
-		return -rc;
+		return rc;
 	rep.shm.ring_off[1] = rep.shm.ring_off[0];
 	rep.shm.ring_len[1] = 0;
 	rc = queue_map(fd, &rep.shm, sizeof(struct droce_srq_ctl), &srq->shm);
@@ -130,7 +142,13 @@ int droce_remote_srq_create(struct droce_srq *srq, struct ibv_pd *pd, struct ibv
 	return 0;
 }
 
-int droce_remote_qp_create(struct droce_qp *qp, const struct ibv_qp_init_attr_ex *a)
+int droce_remote_destroy_srq(struct droce_srq *srq)
+{
+	return droce_remote_destroy(srq->ibsrq.context, DPROTO_DESTROY_SRQ, srq->remote_handle,
+				    srq);
+}
+
+int droce_remote_create_qp(struct droce_qp *qp, const struct ibv_qp_init_attr_ex *a)
 {
 	struct ibv_qp *ib = &qp->qpx.qp_base;
 	struct droce_context *c = to_dctx(ib->context);
@@ -149,7 +167,7 @@ int droce_remote_qp_create(struct droce_qp *qp, const struct ibv_qp_init_attr_ex
 	rc = droce_remote_call(c, DPROTO_CREATE_QP, 0, &req, sizeof(req), -1, &rep, sizeof(rep),
 			       &qp->remote_handle, &fd);
 	if (rc != 0)
-		return -rc;
+		return rc;
 	if (a->srq != NULL) {
 		rep.shm.ring_off[1] = rep.shm.ring_off[0];
 		rep.shm.ring_len[1] = 0;
@@ -190,25 +208,39 @@ int droce_remote_qp_create(struct droce_qp *qp, const struct ibv_qp_init_attr_ex
 		return rc;
 	}
 	qp->cap = rep.cap;
-	ib->qp_num = rep.qpn;
+	ib->qp_num = rep.qpn; /* droced numbered it and wrote its control words */
+	qp->state_in_ctl = true;
 	droce_remote_bind(c, qp->remote_handle, qp, DROCE_REMOTE_QP);
 	return 0;
 }
 
-int droce_remote_qp_modify(struct droce_qp *qp, struct ibv_qp_attr *attr, int mask)
+int droce_remote_modify_qp(struct droce_qp *qp, struct ibv_qp_attr *attr, int mask,
+			   enum ibv_qp_state next)
 {
 	struct droce_context *c = to_dctx(qp->qpx.qp_base.context);
 	struct droce_dproto_modify_qp_req req;
+	int rc;
 
 	memset(&req, 0, sizeof(req));
 	req.attr = *attr;
 	req.mask = mask;
-	return droce_remote_call(c, DPROTO_MODIFY_QP, qp->remote_handle, &req, sizeof(req), -1,
-				 NULL, 0, NULL, NULL);
+	/* droced checks again, writes the control words and tells its engine */
+	rc = droce_remote_call(c, DPROTO_MODIFY_QP, qp->remote_handle, &req, sizeof(req), -1, NULL,
+			       0, NULL, NULL);
+	if (rc == 0 && next == IBV_QPS_RESET)
+		droce_qp_rings_reset(qp, false); /* droced emptied them: attach again */
+	return rc;
 }
 
-int droce_remote_ah_create(struct droce_ah *ah, struct ibv_pd *pd)
+int droce_remote_destroy_qp(struct droce_qp *qp)
 {
+	return droce_remote_destroy(qp->qpx.qp_base.context, DPROTO_DESTROY_QP, qp->remote_handle,
+				    qp);
+}
+
+int droce_remote_create_ah(struct droce_ah *ah)
+{
+	struct ibv_pd *pd = ah->ibah.pd;
 	struct droce_dproto_create_ah_req req = {.pd = to_dpd(pd)->remote_handle};
 	struct droce_dproto_create_ah_rep rep;
 	int rc;
@@ -217,8 +249,13 @@ int droce_remote_ah_create(struct droce_ah *ah, struct ibv_pd *pd)
 	rc = droce_remote_call(to_dctx(pd->context), DPROTO_CREATE_AH, 0, &req, sizeof(req), -1,
 			       &rep, sizeof(rep), &ah->remote_handle, NULL);
 	if (rc == 0)
-		ah->id = rep.ah_id;
+		ah->id = rep.ah_id; /* droced's engine resolves the id: the AH lives there */
 	return rc;
+}
+
+int droce_remote_destroy_ah(struct droce_ah *ah)
+{
+	return droce_remote_destroy(ah->ibah.context, DPROTO_DESTROY_AH, ah->remote_handle, NULL);
 }
 
 int droce_remote_alloc_mw(struct droce_mw *mw, struct ibv_pd *pd, enum ibv_mw_type type)
@@ -236,8 +273,14 @@ int droce_remote_alloc_mw(struct droce_mw *mw, struct ibv_pd *pd, enum ibv_mw_ty
 	return rc;
 }
 
-int droce_remote_channel_create(struct droce_comp_channel *ch, struct ibv_context *context)
+int droce_remote_dealloc_mw(struct droce_mw *mw)
 {
+	return droce_remote_destroy(mw->ibmw.context, DPROTO_DEALLOC_MW, mw->remote_handle, NULL);
+}
+
+int droce_remote_create_channel(struct droce_comp_channel *ch)
+{
+	struct ibv_context *context = ch->ibch.context;
 	int fd = -1, rc;
 
 	rc = droce_remote_call(to_dctx(context), DPROTO_CREATE_CHANNEL, 0, NULL, 0, -1, NULL, 0,
@@ -246,10 +289,16 @@ int droce_remote_channel_create(struct droce_comp_channel *ch, struct ibv_contex
 		return rc;
 	if (fd < 0) {
 		droce_remote_destroy(context, DPROTO_DESTROY_CHANNEL, ch->remote_handle, NULL);
-		return EPROTO;
+		return -EPROTO;
 	}
 	ch->ibch.fd = fd; /* droced's eventfd: one count per event, as an embedded channel */
 	return 0;
+}
+
+int droce_remote_destroy_channel(struct droce_comp_channel *ch)
+{
+	return droce_remote_destroy(ch->ibch.context, DPROTO_DESTROY_CHANNEL, ch->remote_handle,
+				    NULL);
 }
 
 static int channel_add(struct droce_comp_channel *ch, struct droce_cq *cq)
@@ -259,7 +308,7 @@ static int channel_add(struct droce_comp_channel *ch, struct droce_cq *cq)
 		struct droce_cq **v = realloc(ch->cqs, cap * sizeof(*v));
 
 		if (v == NULL)
-			return ENOMEM;
+			return -ENOMEM;
 		ch->cqs = v;
 		ch->cqs_cap = cap;
 	}
@@ -292,11 +341,8 @@ int droce_remote_get_cq_event(struct droce_comp_channel *ch, struct droce_cq **o
 		/* blocks unless the application made the fd non-blocking */
 		ssize_t got = read(ch->ibch.fd, &v, sizeof(v));
 
-		if (got != (ssize_t)sizeof(v)) {
-			if (got >= 0)
-				errno = EPIPE; /* droced closed its end: it is gone */
-			return -1;
-		}
+		if (got != (ssize_t)sizeof(v))
+			return got >= 0 ? -EPIPE : -errno; /* at 0 droced closed its end: gone */
 		pthread_mutex_lock(&ch->lock);
 		for (unsigned int i = 0; i < ch->n_cqs && found == NULL; i++) {
 			struct droce_cq *cq = ch->cqs[(ch->next_cq + i) % ch->n_cqs];

@@ -45,7 +45,7 @@ static struct attach *qp_attach(struct ibv_qp *qp)
 			return &attached[i];
 	a = find(qp);
 	fresh = true;
-	cr_assert_eq(droce_engine_qp_view(qp, &v), 0);
+	cr_assert_eq(droce_verbs_qp_view(qp, &v), 0);
 	cr_assert_eq(droce_ring_cons_attach(&a->sq, v.sq.addr, v.sq.len), 0);
 	if (v.rq.addr != NULL)
 		cr_assert_eq(droce_ring_cons_attach(&a->rq, v.rq.addr, v.rq.len), 0);
@@ -120,7 +120,7 @@ static struct attach *srq_attach(struct ibv_srq *srq)
 		if (attached[i].obj == srq)
 			return &attached[i];
 	a = find(srq);
-	cr_assert_eq(droce_engine_srq_view(srq, &v), 0);
+	cr_assert_eq(droce_verbs_srq_view(srq, &v), 0);
 	cr_assert_eq(droce_ring_cons_attach(&a->rq, v.ring.addr, v.ring.len), 0);
 	return a;
 }
@@ -146,7 +146,7 @@ bool harness_complete(struct ibv_cq *cq, const struct droce_cqe *cqe)
 			a = &attached[i];
 	if (a == NULL) {
 		a = find(cq);
-		cr_assert_eq(droce_engine_cq_view(cq, &v), 0);
+		cr_assert_eq(droce_verbs_cq_view(cq, &v), 0);
 		cr_assert_eq(droce_ring_prod_attach(&a->cq, v.ring.addr, v.ring.len), 0);
 	}
 	return droce_ring_prod_enqueue_burst(&a->cq, cqe, 1) == 1;

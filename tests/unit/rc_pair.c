@@ -102,13 +102,13 @@ void cq_notify(void *arg, void *cq, bool solicited)
 	(void)arg;
 	if (solicited)
 		solicited_events++;
-	droce_engine_cq_notify(cq, solicited);
+	droce_verbs_cq_notify(cq, solicited);
 }
 
 void qp_error(void *arg, void *qp, enum ibv_qp_state state, enum ibv_event_type ev)
 {
 	(void)arg;
-	droce_engine_qp_error(qp, state, ev);
+	droce_verbs_qp_error(qp, state, ev);
 }
 
 /* Deliver queued frames and run both send passes until nothing moves. */
@@ -186,11 +186,11 @@ void side_setup(struct side *s, enum ibv_qp_type type)
 				   IBV_ACCESS_MW_BIND);
 	cr_assert_not_null(s->mr);
 	cr_assert_eq(harness_qp_to_rts(s->qp), 0);
-	cr_assert_eq(droce_engine_qp_view(s->qp, &v), 0);
+	cr_assert_eq(droce_verbs_qp_view(s->qp, &v), 0);
 	cr_assert_eq(droce_tqp_init(&s->tqp, v.qpn, type, v.pd, v.sq.addr, v.sq.len, v.rq.addr,
 				    v.rq.len),
 		     0);
-	cr_assert_eq(droce_engine_cq_view(s->cq, &cv), 0);
+	cr_assert_eq(droce_verbs_cq_view(s->cq, &cv), 0);
 	cr_assert_eq(droce_ring_prod_attach(&s->tcq.prod, cv.ring.addr, cv.ring.len), 0);
 	s->tcq.user = s->cq;
 	s->tqp.scq = &s->tcq;
@@ -198,7 +198,7 @@ void side_setup(struct side *s, enum ibv_qp_type type)
 	s->tqp.user = s->qp;
 	s->env = (struct droce_transport_env){
 		.pool = pool,
-		.keys = droce_engine_mr_table(),
+		.keys = droce_verbs_mr_table(),
 		.port = &port,
 		.tx = tx,
 		.neigh = neigh,

@@ -31,17 +31,17 @@ static struct end e0, e1;
 
 static int hook_cq(struct ibv_cq *cq, bool solicited)
 {
-	return droce_engine_cq_notify(cq, solicited);
+	return droce_verbs_cq_notify(cq, solicited);
 }
 
 static int hook_qp(struct ibv_qp *qp, enum ibv_qp_state st, enum ibv_event_type ev)
 {
-	return droce_engine_qp_error(qp, st, ev);
+	return droce_verbs_qp_error(qp, st, ev);
 }
 
 static int hook_srq(struct ibv_srq *srq, uint32_t left)
 {
-	return droce_engine_srq_check_limit(srq, left);
+	return droce_verbs_srq_check_limit(srq, left);
 }
 
 static void port_conf(struct droce_engine_port_conf *p, const char *name, uint8_t last)
@@ -100,7 +100,7 @@ static void setup(void)
 	setenv("DROCE_DEVICES", DEVICES, 1);
 	port_conf(&conf.port[0], "droce0", 1);
 	port_conf(&conf.port[1], "droce1", 2);
-	cr_assert_eq(droce_engine_start(&conf, &hooks, droce_engine_mr_table()), 0);
+	cr_assert_eq(droce_engine_start(&conf, &hooks, droce_verbs_mr_table()), 0);
 	list = ibv_get_device_list(&n);
 	cr_assert_eq(n, 2);
 	end_open(&e0, list[0]);

@@ -209,7 +209,7 @@ Test(zero_copy, dereg_right_after_completion)
 	fill(e0.buf, MSG_LEN, 4);
 	op(IBV_WR_RDMA_WRITE, 0, MSG_LEN, MSG_LEN);
 	/* every frame of the completed WRITE was freed before its completion: nothing to wait */
-	cr_expect_eq(droce_mr_busy(droce_engine_mr_table(), e0.mr->lkey), 0,
+	cr_expect_eq(droce_mr_busy(droce_verbs_mr_table(), e0.mr->lkey), 0,
 		     "the WRITE completed once its frames were freed");
 	cr_expect_eq(ibv_dereg_mr(e0.mr), 0);
 	cr_expect(memcmp(e1.buf + MSG_LEN, e0.buf, MSG_LEN) == 0);

@@ -188,7 +188,7 @@ Test(transport_rc, rnr_retry_exceeded)
 	cr_expect_eq(wc.status, IBV_WC_RNR_RETRY_EXC_ERR);
 	cr_expect_eq(a.tqp.stats.rnr_nak_retry_err, 2, "three RNR NAKs, two retried");
 	cr_expect_eq(a.tqp.stats.req_rnr_retries_exceeded, 1);
-	cr_expect_eq(droce_engine_qp_state(a.qp), IBV_QPS_ERR);
+	cr_expect_eq(droce_verbs_qp_state(a.qp), IBV_QPS_ERR);
 	pump();
 	wc = wc_of(&a, 2);
 	cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR);
@@ -243,7 +243,7 @@ Test(transport_rc, retry_exceeded)
 	cr_expect_eq(a.tqp.stats.local_ack_timeout_err, 2, "three expiries, two retried");
 	cr_expect_eq(a.tqp.stats.req_transport_retries_exceeded, 1);
 	cr_expect_eq(a.frames, 3, "sent once and retried twice");
-	cr_expect_eq(droce_engine_qp_state(a.qp), IBV_QPS_ERR);
+	cr_expect_eq(droce_verbs_qp_state(a.qp), IBV_QPS_ERR);
 }
 
 Test(transport_rc, remote_access_error)
@@ -258,8 +258,8 @@ Test(transport_rc, remote_access_error)
 	pump();
 	wc = wc_of(&a, 1);
 	cr_expect_eq(wc.status, IBV_WC_REM_ACCESS_ERR);
-	cr_expect_eq(droce_engine_qp_state(a.qp), IBV_QPS_ERR);
-	cr_expect_eq(droce_engine_qp_state(b.qp), IBV_QPS_ERR);
+	cr_expect_eq(droce_verbs_qp_state(a.qp), IBV_QPS_ERR);
+	cr_expect_eq(droce_verbs_qp_state(b.qp), IBV_QPS_ERR);
 	wc = wc_of(&a, 2);
 	cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR);
 }
@@ -300,7 +300,7 @@ Test(transport_rc, message_longer_than_the_receive_buffer)
 	cr_expect_eq(wc.status, IBV_WC_REM_INV_REQ_ERR);
 	wc = wc_of(&b, 10);
 	cr_expect_eq(wc.status, IBV_WC_LOC_LEN_ERR);
-	cr_expect_eq(droce_engine_qp_state(b.qp), IBV_QPS_ERR);
+	cr_expect_eq(droce_verbs_qp_state(b.qp), IBV_QPS_ERR);
 }
 
 Test(transport_rc, bad_receive_lkey_is_a_remote_operational_error)
@@ -327,7 +327,7 @@ Test(transport_rc, bad_send_lkey_is_a_local_protection_error)
 	pump();
 	wc = wc_of(&a, 1);
 	cr_expect_eq(wc.status, IBV_WC_LOC_PROT_ERR);
-	cr_expect_eq(droce_engine_qp_state(a.qp), IBV_QPS_ERR);
+	cr_expect_eq(droce_verbs_qp_state(a.qp), IBV_QPS_ERR);
 }
 
 Test(transport_rc, bad_path_is_a_local_qp_operation_error)
@@ -512,7 +512,7 @@ Test(transport_rc, send_into_an_srq)
 	struct ibv_wc wc;
 
 	cr_assert_not_null(srq);
-	cr_assert_eq(droce_engine_srq_view(srq, &v), 0);
+	cr_assert_eq(droce_verbs_srq_view(srq, &v), 0);
 	cr_assert_eq(droce_ring_cons_attach(&ring, v.ring.addr, v.ring.len), 0);
 	b.tqp.srq = &ring;
 	cr_assert_eq(ibv_post_srq_recv(srq, &wr, &bad), 0);
@@ -663,7 +663,7 @@ Test(transport_rc, an_srq_qp_in_error_raises_last_wqe_reached)
 	struct ibv_wc wc;
 
 	cr_assert_not_null(srq);
-	cr_assert_eq(droce_engine_srq_view(srq, &v), 0);
+	cr_assert_eq(droce_verbs_srq_view(srq, &v), 0);
 	cr_assert_eq(droce_ring_cons_attach(&ring, v.ring.addr, v.ring.len), 0);
 	b.tqp.srq = &ring;
 	b.tqp.srq_user = srq;

@@ -73,13 +73,13 @@ static int neigh(void *arg, const uint8_t ip[16], uint8_t mac[6])
 static void cq_notify(void *arg, void *cq, bool solicited)
 {
 	(void)arg;
-	droce_engine_cq_notify(cq, solicited);
+	droce_verbs_cq_notify(cq, solicited);
 }
 
 static void qp_error(void *arg, void *qp, enum ibv_qp_state state, enum ibv_event_type ev)
 {
 	(void)arg;
-	droce_engine_qp_error(qp, state, ev);
+	droce_verbs_qp_error(qp, state, ev);
 }
 
 static const struct droce_tah *ah_lookup(void *arg, uint32_t id)
@@ -111,11 +111,11 @@ static void side_setup(struct side *s)
 	s->mr = ibv_reg_mr(pd, s->buf, sizeof(s->buf), IBV_ACCESS_LOCAL_WRITE);
 	cr_assert_not_null(s->mr);
 	cr_assert_eq(harness_qp_to_rts(s->qp), 0);
-	cr_assert_eq(droce_engine_qp_view(s->qp, &v), 0);
+	cr_assert_eq(droce_verbs_qp_view(s->qp, &v), 0);
 	cr_assert_eq(droce_tqp_init(&s->tqp, v.qpn, IBV_QPT_UD, v.pd, v.sq.addr, v.sq.len,
 				    v.rq.addr, v.rq.len),
 		     0);
-	cr_assert_eq(droce_engine_cq_view(s->cq, &cv), 0);
+	cr_assert_eq(droce_verbs_cq_view(s->cq, &cv), 0);
 	cr_assert_eq(droce_ring_prod_attach(&s->tcq.prod, cv.ring.addr, cv.ring.len), 0);
 	s->tcq.user = s->cq;
 	s->tqp.scq = &s->tcq;
@@ -142,7 +142,7 @@ static void setup(void)
 	port.gid_count = 3;
 	env = (struct droce_transport_env){
 		.pool = pool,
-		.keys = droce_engine_mr_table(),
+		.keys = droce_verbs_mr_table(),
 		.port = &port,
 		.tx = tx_to_b,
 		.neigh = neigh,
@@ -320,7 +320,7 @@ Test(transport_ud, short_receive_buffer_drops_the_datagram)
 	droce_tqp_send(&env, &a.tqp, 0, 16);
 	cr_expect_eq(wait_wc(a.cq, 7).status, IBV_WC_SUCCESS, "UD sends complete once sent");
 	cr_expect_eq(ibv_poll_cq(b.cq, 1, &wc), 0, "no receive completion");
-	cr_expect_eq(droce_engine_qp_state(b.qp), IBV_QPS_RTS);
+	cr_expect_eq(droce_verbs_qp_state(b.qp), IBV_QPS_RTS);
 	cr_expect_eq(b.tqp.stats.resp_local_length_error, 1);
 	cr_expect_eq(b.tqp.stats.resp_cqe_error, 0);
 	cr_expect_eq(droce_ring_cons_avail(&b.tqp.rq), 1, "the receive WQE is still posted");
@@ -339,7 +339,7 @@ Test(transport_ud, short_receive_buffer_takes_the_next_datagram_that_fits)
 	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
 	cr_expect_eq(wc.byte_len, 40 + 99, "the datagram that fits");
 	cr_expect_eq(b.tqp.stats.resp_local_length_error, 2, "the two before it dropped");
-	cr_expect_eq(droce_engine_qp_state(b.qp), IBV_QPS_RTS);
+	cr_expect_eq(droce_verbs_qp_state(b.qp), IBV_QPS_RTS);
 }
 
 Test(transport_ud, short_srq_receive_buffer_stays_in_the_srq)
@@ -353,7 +353,7 @@ Test(transport_ud, short_srq_receive_buffer_stays_in_the_srq)
 	struct ibv_wc wc;
 
 	cr_assert_not_null(srq);
-	cr_assert_eq(droce_engine_srq_view(srq, &v), 0);
+	cr_assert_eq(droce_verbs_srq_view(srq, &v), 0);
 	cr_assert_eq(droce_ring_cons_attach(&ring, v.ring.addr, v.ring.len), 0);
 	b.tqp.srq = &ring;
 	cr_assert_eq(ibv_post_srq_recv(srq, &wr, &bad), 0);
@@ -361,7 +361,7 @@ Test(transport_ud, short_srq_receive_buffer_stays_in_the_srq)
 	droce_tqp_send(&env, &a.tqp, 0, 16);
 	cr_expect_eq(ibv_poll_cq(b.cq, 1, &wc), 0, "no receive completion");
 	cr_expect_eq(droce_ring_cons_avail(&ring), 1, "the SRQ's WQE is still posted");
-	cr_expect_eq(droce_engine_qp_state(b.qp), IBV_QPS_RTS);
+	cr_expect_eq(droce_verbs_qp_state(b.qp), IBV_QPS_RTS);
 	cr_assert_eq(post_send_a(12, 99, QKEY, IBV_WR_SEND), 0);
 	droce_tqp_send(&env, &a.tqp, 0, 16);
 	wc = wait_wc(b.cq, 14);
@@ -391,7 +391,7 @@ Test(transport_ud, bad_lkey_is_a_protection_error_and_sqe)
 	droce_tqp_send(&env, &a.tqp, 0, 16);
 	wc = wait_wc(a.cq, 13);
 	cr_expect_eq(wc.status, IBV_WC_LOC_PROT_ERR, "errors complete even unsignaled");
-	cr_expect_eq(droce_engine_qp_state(a.qp), IBV_QPS_SQE);
+	cr_expect_eq(droce_verbs_qp_state(a.qp), IBV_QPS_SQE);
 	droce_tqp_send(&env, &a.tqp, 0, 16);
 	wc = wait_wc(a.cq, 14);
 	cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR, "what follows in SQE is flushed");

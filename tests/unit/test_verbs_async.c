@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Asynchronous events: raised by the engine (droce_engine_qp_error with an
- * event, droce_engine_async_event for CQ, SRQ and port events), counted on
+ * Asynchronous events: raised by the engine (droce_verbs_qp_error with an
+ * event, droce_verbs_async_event for CQ, SRQ and port events), counted on
  * context->async_fd so poll() wakes, returned in order by
  * ibv_get_async_event with their element, and acknowledged by
  * ibv_ack_async_event into the object's counter.
@@ -102,7 +102,7 @@ static int raise_event(enum ibv_event_type type, void *element)
 		ev.element.qp = element;
 		break;
 	}
-	return droce_engine_async_event(ctx, &ev);
+	return droce_verbs_async_event(ctx, &ev);
 }
 
 /* ------------------------------------------------------------ the fd */
@@ -129,7 +129,7 @@ Test(verbs_async, qp_error_with_event)
 
 	cr_assert_eq(harness_qp_to_rts(qp), 0, "RTS");
 	cr_expect_not(readable(ctx->async_fd, 0), "no event before the error");
-	cr_assert_eq(droce_engine_qp_error(qp, IBV_QPS_ERR, IBV_EVENT_QP_FATAL), 0,
+	cr_assert_eq(droce_verbs_qp_error(qp, IBV_QPS_ERR, IBV_EVENT_QP_FATAL), 0,
 		     "engine: QP fatal");
 	cr_expect(readable(ctx->async_fd, 0), "poll() on async_fd says readable");
 	cr_assert_eq(ibv_get_async_event(ctx, &ev), 0, "ibv_get_async_event");
@@ -139,7 +139,7 @@ Test(verbs_async, qp_error_with_event)
 	cr_expect_eq(qp->events_completed, 0, "not acknowledged yet");
 	ibv_ack_async_event(&ev);
 	cr_expect_eq(qp->events_completed, 1, "ibv_ack_async_event counts on the QP");
-	cr_expect_eq(droce_engine_qp_state(qp), IBV_QPS_ERR, "and the QP is in ERR");
+	cr_expect_eq(droce_verbs_qp_state(qp), IBV_QPS_ERR, "and the QP is in ERR");
 }
 
 Test(verbs_async, qp_error_without_event)
@@ -147,9 +147,9 @@ Test(verbs_async, qp_error_without_event)
 	struct ibv_qp *qp = make_qp(IBV_QPT_UC);
 
 	cr_assert_eq(harness_qp_to_rts(qp), 0, "RTS");
-	cr_assert_eq(droce_engine_qp_error(qp, IBV_QPS_SQE, 0), 0, "engine: SQE, no event");
+	cr_assert_eq(droce_verbs_qp_error(qp, IBV_QPS_SQE, 0), 0, "engine: SQE, no event");
 	cr_expect_not(readable(ctx->async_fd, 0), "no event queued");
-	cr_expect_eq(droce_engine_qp_state(qp), IBV_QPS_SQE, "the QP is in SQE");
+	cr_expect_eq(droce_verbs_qp_state(qp), IBV_QPS_SQE, "the QP is in SQE");
 }
 
 Test(verbs_async, qp_error_bad_state_no_event)
@@ -157,10 +157,10 @@ Test(verbs_async, qp_error_bad_state_no_event)
 	struct ibv_qp *qp = make_qp(IBV_QPT_RC);
 
 	cr_assert_eq(harness_qp_to_rts(qp), 0, "RTS");
-	cr_expect_eq(droce_engine_qp_error(qp, IBV_QPS_RTR, IBV_EVENT_QP_FATAL), -EINVAL,
+	cr_expect_eq(droce_verbs_qp_error(qp, IBV_QPS_RTR, IBV_EVENT_QP_FATAL), -EINVAL,
 		     "only SQE or ERR");
 	cr_expect_not(readable(ctx->async_fd, 0), "no event for a refused error");
-	cr_expect_eq(droce_engine_qp_state(qp), IBV_QPS_RTS, "state unchanged");
+	cr_expect_eq(droce_verbs_qp_state(qp), IBV_QPS_RTS, "state unchanged");
 }
 
 Test(verbs_async, qp_events_each_counted)
@@ -308,7 +308,7 @@ static void *raise_later(void *arg)
 	struct raiser *r = arg;
 
 	sleep_ms(r->delay_ms);
-	r->rc = droce_engine_qp_error(r->qp, IBV_QPS_ERR, IBV_EVENT_QP_FATAL);
+	r->rc = droce_verbs_qp_error(r->qp, IBV_QPS_ERR, IBV_EVENT_QP_FATAL);
 	return NULL;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Completion channels: arming with ibv_req_notify_cq, the engine's
- * droce_engine_cq_notify() after it writes CQEs, waking poll()/epoll() on the
+ * droce_verbs_cq_notify() after it writes CQEs, waking poll()/epoll() on the
  * channel's fd, ibv_get_cq_event / ibv_ack_cq_events, and destroy rules.
  */
 #include <criterion/criterion.h>
@@ -43,7 +43,7 @@ static int engine_complete(struct ibv_cq *cq, uint64_t wr_id, bool solicited)
 	struct droce_cqe e = {.wr_id = wr_id, .status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV};
 
 	cr_assert(harness_complete(cq, &e), "CQE written");
-	return droce_engine_cq_notify(cq, solicited);
+	return droce_verbs_cq_notify(cq, solicited);
 }
 
 /* poll() the channel fd with a timeout: true when readable. */
@@ -171,7 +171,7 @@ static void *notify_later(void *arg)
 	if (!harness_complete(n->cq, &e))
 		n->rc = -1;
 	else
-		n->rc = droce_engine_cq_notify(n->cq, false);
+		n->rc = droce_verbs_cq_notify(n->cq, false);
 	return NULL;
 }
 

@@ -260,7 +260,7 @@ Test(verbs_cq, poll_reports_corrupt_ring)
 	struct ibv_wc wc;
 
 	cr_assert_not_null(cq, "ibv_create_cq");
-	cr_assert_eq(droce_engine_cq_view(cq, &v), 0, "engine view of the CQ");
+	cr_assert_eq(droce_verbs_cq_view(cq, &v), 0, "engine view of the CQ");
 	r = v.ring.addr;
 	/* a broken engine publishes far more CQEs than the ring holds */
 	__atomic_store_n(&r->prod.idx, 1000u, __ATOMIC_RELEASE);

@@ -138,7 +138,7 @@ static int engine_bind1(struct ibv_qp *qp, const struct harness_send *s, uint32_
 				       .access = s->hdr.u.bind.access};
 	struct droce_qp_view v;
 
-	cr_assert_eq(droce_engine_qp_view(qp, &v), 0, "QP view");
+	cr_assert_eq(droce_verbs_qp_view(qp, &v), 0, "QP view");
 	return droce_mw_bind_type1(droce_verbs_mr_table(), s->hdr.u.bind.mw_handle, v.pd, &b, rkey);
 }
 
@@ -882,7 +882,7 @@ Test(mw_bind, err_qp_accepted_and_flushed)
 	struct ibv_mw_bind b = mw_bind_of(f.mr, 0, 64, IBV_ACCESS_REMOTE_READ);
 	struct ibv_wc wc;
 
-	cr_assert_eq(droce_engine_qp_error(f.qp, IBV_QPS_ERR, 0), 0, "engine: ERR");
+	cr_assert_eq(droce_verbs_qp_error(f.qp, IBV_QPS_ERR, 0), 0, "engine: ERR");
 	cr_assert_eq(ibv_bind_mw(f.qp, f.mw, &b), 0, "bind on an ERR QP is accepted");
 	cr_expect_eq(harness_complete_sends(f.qp, IBV_WC_WR_FLUSH_ERR), 1, "flushed");
 	cr_assert_eq(ibv_poll_cq(cq, 1, &wc), 1, "one completion");

@@ -219,7 +219,7 @@ Test(post_send_state, sqd_accepted_and_held)
 	post_one_send(qp, 0x5d, &rc, &bad, &wr, &sge);
 	cr_expect_eq(rc, 0, "SEND on an SQD QP returned %d (%s)", rc, strerror(rc));
 	cr_expect_eq(harness_send_pending(qp), 1, "the WQE is published for the engine to hold");
-	cr_expect_eq(droce_engine_qp_state(qp), IBV_QPS_SQD,
+	cr_expect_eq(droce_verbs_qp_state(qp), IBV_QPS_SQD,
 		     "the engine sees SQD and does not start the WQE");
 }
 
@@ -247,7 +247,7 @@ Test(post_send_state, sqe_by_engine_accepted_and_flushed)
 {
 	struct ibv_qp *qp = qp_rts(IBV_QPT_UC);
 
-	cr_assert_eq(droce_engine_qp_error(qp, IBV_QPS_SQE, 0), 0, "engine moves the QP to SQE");
+	cr_assert_eq(droce_verbs_qp_error(qp, IBV_QPS_SQE, 0), 0, "engine moves the QP to SQE");
 	expect_flushed(qp, "UC QP in SQE");
 }
 
@@ -255,7 +255,7 @@ Test(post_send_state, sqe_ud_by_engine_accepted_and_flushed)
 {
 	struct ibv_qp *qp = qp_rts(IBV_QPT_UD);
 
-	cr_assert_eq(droce_engine_qp_error(qp, IBV_QPS_SQE, 0), 0, "engine moves the QP to SQE");
+	cr_assert_eq(droce_verbs_qp_error(qp, IBV_QPS_SQE, 0), 0, "engine moves the QP to SQE");
 	expect_flushed(qp, "UD QP in SQE");
 }
 
@@ -263,7 +263,7 @@ Test(post_send_state, err_by_engine_accepted_and_flushed)
 {
 	struct ibv_qp *qp = qp_rts(IBV_QPT_RC);
 
-	cr_assert_eq(droce_engine_qp_error(qp, IBV_QPS_ERR, 0), 0, "engine moves the QP to ERR");
+	cr_assert_eq(droce_verbs_qp_error(qp, IBV_QPS_ERR, 0), 0, "engine moves the QP to ERR");
 	expect_flushed(qp, "RC QP in ERR (engine)");
 }
 
@@ -349,7 +349,7 @@ Test(post_send_ret, efault_when_the_engine_breaks_the_ring)
 	for (i = 0; i < cap.max_send_wr; i++)
 		cr_assert_eq(ibv_post_send(qp, &wr, &bad), 0, "WR %u of max_send_wr", i);
 	/* a consumer index no correct engine could write: ahead of everything published */
-	cr_assert_eq(droce_engine_qp_view(qp, &v), 0, "QP view");
+	cr_assert_eq(droce_verbs_qp_view(qp, &v), 0, "QP view");
 	ring = v.sq.addr;
 	__atomic_store_n(&ring->cons.idx, cap.max_send_wr + 100, __ATOMIC_RELEASE);
 	rc = ibv_post_send(qp, &wr, &bad);

@@ -406,7 +406,7 @@ static void expect_state(struct ibv_qp *qp, enum ibv_qp_state s, const char *ste
 	cr_expect_eq(query_state(qp), s, "%s %s: query says state %d", type_name(qp->qp_type), step,
 		     s);
 	cr_expect_eq(qp->state, s, "%s %s: qp->state is %d", type_name(qp->qp_type), step, s);
-	cr_expect_eq(droce_engine_qp_state(qp), s, "%s %s: the engine sees state %d",
+	cr_expect_eq(droce_verbs_qp_state(qp), s, "%s %s: the engine sees state %d",
 		     type_name(qp->qp_type), step, s);
 }
 
@@ -484,8 +484,8 @@ static void engine_sqe_then_rts(enum ibv_qp_type type)
 	const char *t = type_name(type);
 
 	bring_to_rts(qp);
-	cr_assert_eq(droce_engine_qp_error(qp, IBV_QPS_SQE, 0), 0, "%s: engine raises SQE", t);
-	cr_expect_eq(droce_engine_qp_state(qp), IBV_QPS_SQE, "%s: the engine's state wins", t);
+	cr_assert_eq(droce_verbs_qp_error(qp, IBV_QPS_SQE, 0), 0, "%s: engine raises SQE", t);
+	cr_expect_eq(droce_verbs_qp_state(qp), IBV_QPS_SQE, "%s: the engine's state wins", t);
 	cr_expect_eq(query_state(qp), IBV_QPS_SQE, "%s: ibv_query_qp says SQE", t);
 	cr_expect_eq(qp->state, IBV_QPS_SQE, "%s: ibv_query_qp updated qp->state", t);
 	cr_expect_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_CUR_STATE), EINVAL,
@@ -495,8 +495,8 @@ static void engine_sqe_then_rts(enum ibv_qp_type type)
 	cr_expect_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_CUR_STATE), 0,
 		     "%s: SQE->RTS with cur_qp_state SQE", t);
 	cr_expect_eq(query_state(qp), IBV_QPS_RTS, "%s: RTS again", t);
-	cr_expect_eq(droce_engine_qp_state(qp), IBV_QPS_RTS, "%s: the engine sees RTS", t);
-	cr_assert_eq(droce_engine_qp_error(qp, IBV_QPS_SQE, 0), 0, "%s: SQE again", t);
+	cr_expect_eq(droce_verbs_qp_state(qp), IBV_QPS_RTS, "%s: the engine sees RTS", t);
+	cr_assert_eq(droce_verbs_qp_error(qp, IBV_QPS_SQE, 0), 0, "%s: SQE again", t);
 	cr_expect_eq(to_state(qp, IBV_QPS_RTS), 0, "%s: SQE->RTS without cur_qp_state", t);
 	cr_expect_eq(query_state(qp), IBV_QPS_RTS, "%s: RTS", t);
 }
@@ -516,14 +516,14 @@ Test(verbs_qp, engine_error_rc)
 	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
 
 	bring_to_rts(qp);
-	cr_assert_eq(droce_engine_qp_error(qp, IBV_QPS_ERR, 0), 0, "engine raises ERR");
+	cr_assert_eq(droce_verbs_qp_error(qp, IBV_QPS_ERR, 0), 0, "engine raises ERR");
 	cr_expect_eq(query_state(qp), IBV_QPS_ERR, "ibv_query_qp says ERR");
 	cr_expect_eq(to_state(qp, IBV_QPS_RTS), EINVAL, "ERR->RTS refused");
 	cr_expect_eq(to_init(qp), EINVAL, "ERR->INIT refused");
 	cr_expect_eq(query_state(qp), IBV_QPS_ERR, "still ERR");
 	cr_expect_eq(to_state(qp, IBV_QPS_RESET), 0, "ERR->RESET");
 	cr_expect_eq(query_state(qp), IBV_QPS_RESET, "RESET");
-	cr_expect_eq(droce_engine_qp_state(qp), IBV_QPS_RESET, "the engine sees RESET");
+	cr_expect_eq(droce_verbs_qp_state(qp), IBV_QPS_RESET, "the engine sees RESET");
 }
 
 Test(verbs_qp, engine_sqe_rc_only_to_err)
@@ -531,7 +531,7 @@ Test(verbs_qp, engine_sqe_rc_only_to_err)
 	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
 
 	bring_to_rts(qp);
-	cr_assert_eq(droce_engine_qp_error(qp, IBV_QPS_SQE, 0), 0, "engine raises SQE");
+	cr_assert_eq(droce_verbs_qp_error(qp, IBV_QPS_SQE, 0), 0, "engine raises SQE");
 	cr_expect_eq(to_state(qp, IBV_QPS_RTS), EINVAL, "RC SQE->RTS is not in the table");
 	cr_expect_eq(to_state(qp, IBV_QPS_ERR), 0, "SQE->ERR");
 	cr_expect_eq(query_state(qp), IBV_QPS_ERR, "ERR");
@@ -542,8 +542,8 @@ Test(verbs_qp, engine_error_refuses_other_states)
 	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
 
 	bring_to_rts(qp);
-	cr_expect_eq(droce_engine_qp_error(qp, IBV_QPS_RTS, 0), -EINVAL, "only SQE or ERR");
-	cr_expect_eq(droce_engine_qp_error(qp, IBV_QPS_RESET, 0), -EINVAL, "not RESET");
+	cr_expect_eq(droce_verbs_qp_error(qp, IBV_QPS_RTS, 0), -EINVAL, "only SQE or ERR");
+	cr_expect_eq(droce_verbs_qp_error(qp, IBV_QPS_RESET, 0), -EINVAL, "not RESET");
 	cr_expect_eq(query_state(qp), IBV_QPS_RTS, "unchanged");
 }
 
@@ -794,7 +794,7 @@ Test(verbs_qp, reset_empties_rings)
 		cr_assert_eq(post_send_id(qp, 20 + i), 0, "post send %lu", (unsigned long)i);
 	}
 	cr_assert_eq(to_state(qp, IBV_QPS_RESET), 0, "RTS->RESET");
-	cr_expect_eq(droce_engine_qp_state(qp), IBV_QPS_RESET, "the engine sees RESET");
+	cr_expect_eq(droce_verbs_qp_state(qp), IBV_QPS_RESET, "the engine sees RESET");
 	/* the engine attaches to the rings after the reset */
 	cr_expect_eq(harness_send_pending(qp), 0, "the send ring is empty");
 	cr_expect_not(harness_take_recv(qp, &r), "the receive ring is empty");
@@ -867,7 +867,7 @@ Test(verbs_qp, post_recv_after_engine_error)
 	struct ibv_wc wc;
 
 	bring_to_rts(qp);
-	cr_assert_eq(droce_engine_qp_error(qp, IBV_QPS_ERR, 0), 0, "engine raises ERR");
+	cr_assert_eq(droce_verbs_qp_error(qp, IBV_QPS_ERR, 0), 0, "engine raises ERR");
 	cr_expect_eq(post_recv_id(qp, 7), 0, "ERR raised by the engine accepts receives");
 	cr_expect_eq(ibv_poll_cq(cq, 1, &wc), 0, "no completion made by the library");
 	cr_assert(harness_take_recv(qp, &r), "the engine takes it to flush it");

@@ -2,7 +2,7 @@
 /*
  * Shared receive queues: creation bounds, ibv_post_srq_recv (limits, full
  * queue, bad_wr), several QPs drawing from one SRQ, the limit event the
- * engine raises (droce_engine_srq_check_limit), resize and destroy rules.
+ * engine raises (droce_verbs_srq_check_limit), resize and destroy rules.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -145,7 +145,7 @@ Test(verbs_srq, create_ignores_srq_limit)
 
 	cr_assert_not_null(srq, "ibv_create_srq");
 	cr_expect_eq(query_limit(srq), 0, "srq_limit at creation does not arm (ibv_create_srq(3))");
-	cr_expect_eq(droce_engine_srq_check_limit(srq, 0), 0, "no event");
+	cr_expect_eq(droce_verbs_srq_check_limit(srq, 0), 0, "no event");
 	cr_expect_not(take_async(&ev), "no async event");
 }
 
@@ -310,17 +310,17 @@ Test(verbs_srq, limit_event_once)
 
 	cr_assert_eq(ibv_modify_srq(srq, &a, IBV_SRQ_LIMIT), 0, "arm limit 4");
 	cr_expect_eq(query_limit(srq), 4, "query shows the armed limit");
-	cr_expect_eq(droce_engine_srq_check_limit(srq, 10), 0, "10 left: not below 4");
-	cr_expect_eq(droce_engine_srq_check_limit(srq, 4), 0, "4 left: not below 4");
+	cr_expect_eq(droce_verbs_srq_check_limit(srq, 10), 0, "10 left: not below 4");
+	cr_expect_eq(droce_verbs_srq_check_limit(srq, 4), 0, "4 left: not below 4");
 	cr_expect_not(take_async(&ev), "no event yet");
-	cr_expect_eq(droce_engine_srq_check_limit(srq, 3), 1, "3 left: below 4, raised");
+	cr_expect_eq(droce_verbs_srq_check_limit(srq, 3), 1, "3 left: below 4, raised");
 	cr_assert(take_async(&ev), "an async event");
 	cr_expect_eq(ev.event_type, IBV_EVENT_SRQ_LIMIT_REACHED, "IBV_EVENT_SRQ_LIMIT_REACHED");
 	cr_expect_eq(ev.element.srq, srq, "for the SRQ");
 	ibv_ack_async_event(&ev);
 	cr_expect_eq(srq->events_completed, 1, "the ack is counted on the SRQ");
 	cr_expect_eq(query_limit(srq), 0, "disarmed: query shows limit 0");
-	cr_expect_eq(droce_engine_srq_check_limit(srq, 0), 0, "no second event");
+	cr_expect_eq(droce_verbs_srq_check_limit(srq, 0), 0, "no second event");
 	cr_expect_not(take_async(&ev), "no second event queued");
 }
 
@@ -331,13 +331,13 @@ Test(verbs_srq, limit_rearm)
 	struct ibv_async_event ev;
 
 	cr_assert_eq(ibv_modify_srq(srq, &a, IBV_SRQ_LIMIT), 0, "arm limit 2");
-	cr_expect_eq(droce_engine_srq_check_limit(srq, 1), 1, "raised");
+	cr_expect_eq(droce_verbs_srq_check_limit(srq, 1), 1, "raised");
 	cr_assert(take_async(&ev), "first event");
 	ibv_ack_async_event(&ev);
 	a.srq_limit = 8;
 	cr_assert_eq(ibv_modify_srq(srq, &a, IBV_SRQ_LIMIT), 0, "re-arm with limit 8");
 	cr_expect_eq(query_limit(srq), 8, "armed again");
-	cr_expect_eq(droce_engine_srq_check_limit(srq, 7), 1, "raised again");
+	cr_expect_eq(droce_verbs_srq_check_limit(srq, 7), 1, "raised again");
 	cr_assert(take_async(&ev), "second event");
 	cr_expect_eq(ev.event_type, IBV_EVENT_SRQ_LIMIT_REACHED, "limit event");
 	ibv_ack_async_event(&ev);
@@ -354,7 +354,7 @@ Test(verbs_srq, limit_zero_disarms)
 	a.srq_limit = 0;
 	cr_assert_eq(ibv_modify_srq(srq, &a, IBV_SRQ_LIMIT), 0, "limit 0");
 	cr_expect_eq(query_limit(srq), 0, "disarmed");
-	cr_expect_eq(droce_engine_srq_check_limit(srq, 0), 0, "no event");
+	cr_expect_eq(droce_verbs_srq_check_limit(srq, 0), 0, "no event");
 	cr_expect_not(take_async(&ev), "nothing queued");
 }
 

@@ -484,7 +484,7 @@ Test(wr_session, err_qp_accepts_and_flushes)
 	struct ibv_qp_ex *qpx = qpx_rts(IBV_QPT_RC);
 	struct ibv_wc wc;
 
-	cr_assert_eq(droce_engine_qp_error(&qpx->qp_base, IBV_QPS_ERR, 0), 0, "engine: ERR");
+	cr_assert_eq(droce_verbs_qp_error(&qpx->qp_base, IBV_QPS_ERR, 0), 0, "engine: ERR");
 	ibv_wr_start(qpx);
 	qpx->wr_id = 0xf1;
 	ibv_wr_send(qpx);
