@@ -10,7 +10,7 @@
  * for the RC, UC and UD services; the states are those of the QP state diagram
  * (IBTA 10.3). doc/qp_state.md prints the table and the decisions below.
  *
- * Error convention: the libibverbs one, 0 or a positive errno (only EINVAL).
+ * Error convention: lib/verbs' own, 0 or -errno (only -EINVAL).
  */
 #ifndef DROCE_QP_ATTR_H
 #define DROCE_QP_ATTR_H
@@ -55,7 +55,7 @@ struct droce_qp_attr_limits {
  * only where the table has a transition from a state to itself (RESET, INIT,
  * RTS, SQD, ERR).
  *
- * EINVAL when: @p attr or @p lim is NULL; @p type is not RC, UC or UD; @p cur or
+ * -EINVAL when: @p attr or @p lim is NULL; @p type is not RC, UC or UD; @p cur or
  * attr->qp_state is not a state (IBV_QPS_UNKNOWN included); the transition is not
  * in the table; a required attribute is missing; an attribute outside required +
  * optional is present (unknown bits included); an attribute of
@@ -68,7 +68,7 @@ struct droce_qp_attr_limits {
  * @param attr_mask IBV_QP_* bits (enum ibv_qp_attr_mask).
  * @param lim device limits and caller privilege.
  * @param next if not NULL and the request is valid, receives the state to enter.
- * @return 0 or EINVAL.
+ * @return 0 or -EINVAL.
  */
 int droce_qp_attr_check(enum ibv_qp_type type, enum ibv_qp_state cur,
 			const struct ibv_qp_attr *attr, int attr_mask,

@@ -54,7 +54,7 @@ struct droce_srq_view {
 
 struct droce_mr_table;
 
-/** The key table every MR and MW of this process is in (created on first use), NULL without memory. */
+/** The key table of every MR and MW of this process (made on first use), NULL without memory. */
 struct droce_mr_table *droce_verbs_mr_table(void);
 
 /** The id a PD's objects and keys are checked against. */

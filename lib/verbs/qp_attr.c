@@ -368,22 +368,22 @@ int droce_qp_attr_check(enum ibv_qp_type type, enum ibv_qp_state cur,
 	uint32_t left;
 
 	if (attr == NULL || lim == NULL)
-		return EINVAL;
+		return -EINVAL;
 	to = (mask & IBV_QP_STATE) ? attr->qp_state : cur;
 	r = qp_trans_find(type, cur, to);
 	if (r == NULL)
-		return EINVAL;
+		return -EINVAL;
 	mask &= ~(uint32_t)IBV_QP_STATE;
 	if ((mask & r->required) != r->required)
-		return EINVAL;
+		return -EINVAL;
 	if ((mask & ~(r->required | r->optional)) != 0 || (mask & DROCE_QP_ATTR_UNSUPPORTED) != 0)
-		return EINVAL;
+		return -EINVAL;
 	for (left = mask; left != 0; left &= left - 1) {
 		unsigned int pos = (unsigned int)__builtin_ctz(left);
 
 		if (pos >= DIM(qp_attr_bits) || qp_attr_bits[pos].ok == NULL ||
 		    !qp_attr_bits[pos].ok(attr, &c))
-			return EINVAL;
+			return -EINVAL;
 	}
 	if (next != NULL)
 		*next = to;

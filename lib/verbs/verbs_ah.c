@@ -17,7 +17,7 @@ static int ah_attr_check(struct ibv_context *context, const struct ibv_ah_attr *
 	const struct droce_device *d = to_dctx(context)->dev;
 
 	if (a->port_num != 1 || !a->is_global || a->grh.sgid_index >= d->gid_count)
-		return EINVAL;
+		return -EINVAL;
 	return 0;
 }
 
@@ -27,7 +27,7 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	int rc = ah_attr_check(pd->context, attr);
 
 	if (rc != 0) {
-		errno = rc;
+		errno = -rc;
 		return NULL;
 	}
 	ah = calloc(1, sizeof(*ah));
@@ -66,7 +66,7 @@ int droce_ah_encode(const struct droce_qp *qp, struct ibv_ah *ah, uint32_t remot
 {
 	/* the AH must come from the QP's protection domain (IBA 10.2.1) */
 	if (ah == NULL || ah->pd != qp->qpx.qp_base.pd || remote_qpn > 0xffffff)
-		return EINVAL;
+		return -EINVAL;
 	w->u.ud.ah = to_dah(ah)->id;
 	w->u.ud.remote_qpn = remote_qpn;
 	w->u.ud.remote_qkey = remote_qkey;

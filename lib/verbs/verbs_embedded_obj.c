@@ -31,8 +31,8 @@ static int pd_dealloc(struct droce_pd *pd)
 	return 0;
 }
 
-static int mr_reg(struct droce_mr *mr, struct ibv_pd *pd, void *addr, size_t length,
-		  uint64_t iova, unsigned int access)
+static int mr_reg(struct droce_mr *mr, struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+		  unsigned int access)
 {
 	struct droce_mr_table *t = droce_verbs_mr_table();
 	struct droce_mr_keys keys;
@@ -57,10 +57,10 @@ static int mr_rereg(struct droce_mr *mr, unsigned int flags, struct ibv_pd *pd, 
 
 	if (t == NULL)
 		return -ENOMEM;
-	rc = droce_mr_rereg(t, mr->ibmr.lkey, flags, to_dpd(pd)->id, addr, length,
-			    (uintptr_t)addr, access, &keys);
+	rc = droce_mr_rereg(t, mr->ibmr.lkey, flags, to_dpd(pd)->id, addr, length, (uintptr_t)addr,
+			    access, &keys);
 	if (rc != 0)
-		return rc; /* the old MR is still valid */
+		return rc;   /* the old MR is still valid */
 	droce_engine_sync(); /* the old keys and range are out of use when this returns */
 	mr->ibmr.lkey = keys.lkey;
 	mr->ibmr.rkey = keys.rkey;
@@ -84,8 +84,8 @@ static int mr_dereg(struct droce_mr *mr)
 	 * work in flight the consumer's error); droced then keeps the mapping.
 	 */
 	if (droce_mr_busy_wait(t, lkey, DROCE_DEREG_WAIT_US) != 0)
-		fprintf(stderr, "droce: ibv_dereg_mr: frames still hold MR 0x%x after %u ms\n", lkey,
-			DROCE_DEREG_WAIT_US / 1000);
+		fprintf(stderr, "droce: ibv_dereg_mr: frames still hold MR 0x%x after %u ms\n",
+			lkey, DROCE_DEREG_WAIT_US / 1000);
 	return 0;
 }
 

@@ -228,10 +228,10 @@ int droce_mw_bind_encode(const struct droce_qp *qp, struct ibv_mw *mw, uint32_t 
 	/* the window and the MR must belong to the QP's PD (C10-72); the rest is the engine's */
 	if (mw == NULL || info == NULL || mw->pd != qp->qpx.qp_base.pd ||
 	    (info->mr != NULL && info->mr->pd != mw->pd) || (info->mr == NULL && info->length != 0))
-		return EINVAL;
+		return -EINVAL;
 	/* type 2 through a send WR; the new key keeps the window's index (IBA 10.6.7.2) */
 	if (mw->type != IBV_MW_TYPE_2 || (rkey >> 8) != (mw->rkey >> 8))
-		return EINVAL;
+		return -EINVAL;
 	w->imm = 2;
 	w->u.bind.mw_handle = to_dmw(mw)->handle;
 	w->u.bind.new_rkey = rkey;
@@ -259,7 +259,7 @@ int droce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw, struct ibv_mw_bind *mw
 
 	if (ibqp->qp_type == IBV_QPT_UD || (mw_bind->send_flags & ~known) || mw->pd != ibqp->pd ||
 	    (st != IBV_QPS_RTS && st != IBV_QPS_SQD && st != IBV_QPS_SQE && st != IBV_QPS_ERR))
-		return EINVAL;
+		return EINVAL; /* libibverbs: a positive errno */
 	pthread_spin_lock(&qp->sq_lock);
 	free_slots = droce_ring_prod_free(&qp->sq);
 	if (free_slots <= 0) {
@@ -281,7 +281,7 @@ int droce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw, struct ibv_mw_bind *mw
 	w->u.bind.access = info->mw_access_flags;
 	w->u.bind.addr = info->addr;
 	w->u.bind.length = info->length;
-	rc = droce_send_wqe_check(qp, w);
+	rc = -droce_send_wqe_check(qp, w);
 	if (rc == 0) {
 		droce_ring_prod_publish(&qp->sq, 1);
 		mw->rkey = new_rkey;

@@ -89,24 +89,24 @@ int droce_send_wqe_check(const struct droce_qp *qp, const struct droce_send_wqe 
 	enum ibv_qp_type type = qp->qpx.qp_base.qp_type;
 
 	if (w->op >= DROCE_WQE_OP_COUNT || !(op_info[w->op].qp_types & (1u << type)))
-		return EINVAL;
+		return -EINVAL;
 	if ((w->flags & DROCE_WQE_INLINE) &&
 	    (!op_info[w->op].may_inline || w->length > qp->cap.max_inline_data))
-		return EINVAL;
+		return -EINVAL;
 	/* FENCE orders after READs and atomics, which only RC has */
 	if ((w->flags & DROCE_WQE_FENCE) && type != IBV_QPT_RC)
-		return EINVAL;
+		return -EINVAL;
 	if (!(w->flags & DROCE_WQE_INLINE) && w->num_sge > qp->cap.max_send_sge)
-		return EINVAL;
+		return -EINVAL;
 	if (!op_info[w->op].has_data && (w->num_sge != 0 || w->length != 0))
-		return EINVAL;
+		return -EINVAL;
 	if (w->length > DROCE_MAX_MSG_SZ)
-		return EINVAL;
+		return -EINVAL;
 	/* atomics: one 8-byte local buffer, an 8-byte-aligned remote target (IBA 9.4.5) */
 	if (op_info[w->op].atomic && (w->length != 8 || (w->u.atomic.remote_addr & 7) != 0))
-		return EINVAL;
+		return -EINVAL;
 	if (type == IBV_QPT_UD && w->length > ud_max_msg(qp))
-		return EINVAL;
+		return -EINVAL;
 	return 0;
 }
 
@@ -120,7 +120,7 @@ static int encode_data(const struct droce_qp *qp, const struct ibv_send_wr *wr,
 	/* num_sge <= max_send_sge holds for inline requests too (ibv_post_send(3)) */
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
 	    (wr->num_sge > 0 && wr->sg_list == NULL))
-		return EINVAL;
+		return -EINVAL;
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		uint8_t *dst = (uint8_t *)(w + 1);
 
@@ -128,7 +128,7 @@ static int encode_data(const struct droce_qp *qp, const struct ibv_send_wr *wr,
 		for (i = 0; i < wr->num_sge; i++)
 			total += wr->sg_list[i].length;
 		if (total > qp->cap.max_inline_data)
-			return EINVAL;
+			return -EINVAL;
 		for (i = 0; i < wr->num_sge; i++) {
 			memcpy(dst, (const void *)(uintptr_t)wr->sg_list[i].addr,
 			       wr->sg_list[i].length);
@@ -148,7 +148,7 @@ static int encode_data(const struct droce_qp *qp, const struct ibv_send_wr *wr,
 		total += s->length;
 	}
 	if (total > DROCE_MAX_MSG_SZ)
-		return EINVAL;
+		return -EINVAL;
 	w->num_sge = (uint16_t)wr->num_sge;
 	w->length = (uint32_t)total;
 	return 0;
@@ -163,7 +163,7 @@ static int encode_send(const struct droce_qp *qp, const struct ibv_send_wr *wr,
 	int rc;
 
 	if (op == OP_NONE || (wr->send_flags & ~known))
-		return EINVAL;
+		return -EINVAL;
 	memset(w, 0, sizeof(*w));
 	w->wr_id = wr->wr_id;
 	w->op = op;
@@ -178,7 +178,7 @@ static int encode_send(const struct droce_qp *qp, const struct ibv_send_wr *wr,
 		if (rc != 0)
 			return rc;
 	} else if (wr->num_sge != 0) {
-		return EINVAL;
+		return -EINVAL;
 	}
 	switch (op) {
 	case DROCE_WQE_SEND_IMM:
@@ -239,11 +239,11 @@ int droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 		if (free_slots >= 0 && (uint32_t)free_slots <= n)
 			free_slots = droce_ring_prod_reload(&qp->sq);
 		if (free_slots < 0) {
-			rc = EFAULT; /* the engine broke the ring protocol */
+			rc = -EFAULT; /* the engine broke the ring protocol */
 			break;
 		}
 		if ((uint32_t)free_slots <= n) {
-			rc = ENOMEM; /* send queue full */
+			rc = -ENOMEM; /* send queue full */
 			break;
 		}
 		rc = encode_send(qp, wr, droce_ring_prod_slot(&qp->sq, n));
@@ -256,10 +256,10 @@ int droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 	pthread_spin_unlock(&qp->sq_lock);
 	if (rc != 0)
 		*bad_wr = wr;
-	return rc;
+	return -rc; /* libibverbs: a positive errno */
 }
 
-/* Encode a receive request: SGEs only, at most @p max_sge of them. */
+/* Encode a receive request: SGEs only, at most @p max_sge of them. 0 or -EINVAL. */
 static int encode_recv(const struct ibv_recv_wr *wr, uint32_t max_sge, struct droce_recv_wqe *w)
 {
 	uint64_t total = 0;
@@ -267,7 +267,7 @@ static int encode_recv(const struct ibv_recv_wr *wr, uint32_t max_sge, struct dr
 
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge ||
 	    (wr->num_sge > 0 && wr->sg_list == NULL))
-		return EINVAL;
+		return -EINVAL;
 	w->wr_id = wr->wr_id;
 	w->num_sge = (uint16_t)wr->num_sge;
 	w->reserved16 = 0;
@@ -280,7 +280,7 @@ static int encode_recv(const struct ibv_recv_wr *wr, uint32_t max_sge, struct dr
 		s->lkey = wr->sg_list[i].lkey;
 		total += s->length;
 	}
-	return total > DROCE_MAX_MSG_SZ ? EINVAL : 0;
+	return total > DROCE_MAX_MSG_SZ ? -EINVAL : 0;
 }
 
 /* Post to a receive ring under its lock: shared by QPs and SRQs. */
@@ -296,11 +296,11 @@ static int post_recv_ring(struct droce_ring_prod *ring, pthread_spinlock_t *lock
 		if (free_slots >= 0 && (uint32_t)free_slots <= n)
 			free_slots = droce_ring_prod_reload(ring);
 		if (free_slots < 0) {
-			rc = EFAULT;
+			rc = -EFAULT;
 			break;
 		}
 		if ((uint32_t)free_slots <= n) {
-			rc = ENOMEM; /* receive queue full */
+			rc = -ENOMEM; /* receive queue full */
 			break;
 		}
 		rc = encode_recv(wr, max_sge, droce_ring_prod_slot(ring, n));
@@ -325,12 +325,12 @@ int droce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv
 		*bad_wr = wr;
 		return EINVAL;
 	}
-	return post_recv_ring(&qp->rq, &qp->rq_lock, qp->cap.max_recv_sge, wr, bad_wr);
+	return -post_recv_ring(&qp->rq, &qp->rq_lock, qp->cap.max_recv_sge, wr, bad_wr);
 }
 
 int droce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
 	struct droce_srq *srq = to_dsrq(ibsrq);
 
-	return post_recv_ring(&srq->rq, &srq->lock, srq->max_sge, wr, bad_wr);
+	return -post_recv_ring(&srq->rq, &srq->lock, srq->max_sge, wr, bad_wr);
 }

@@ -377,7 +377,7 @@ int droce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_w
 int droce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 int droce_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 
-/** Check an encoded send WQE against the QP's type, limits and state rules: 0 or EINVAL. */
+/** Check an encoded send WQE against the QP's type, limits and state rules: 0 or -EINVAL. */
 int droce_send_wqe_check(const struct droce_qp *qp, const struct droce_send_wqe *w);
 
 /* --------------------------------------------------------------- verbs_wr.c */
@@ -399,7 +399,7 @@ static inline struct droce_ah *to_dah(struct ibv_ah *a)
 	return DROCE_CONTAINER_OF(a, struct droce_ah, ibah);
 }
 
-/** Fill the UD part of a send WQE. 0 or EINVAL (no AH, or an AH of another PD). */
+/** Fill the UD part of a send WQE. 0 or -EINVAL (no AH, or an AH of another PD). */
 int droce_ah_encode(const struct droce_qp *qp, struct ibv_ah *ah, uint32_t remote_qpn,
 		    uint32_t remote_qkey, struct droce_send_wqe *w);
 
@@ -427,7 +427,7 @@ struct ibv_mw *droce_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int droce_dealloc_mw(struct ibv_mw *mw);
 int droce_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
 
-/** Fill the bind part of a send WQE (type-2 MW bind). 0 or EINVAL. */
+/** Fill the bind part of a send WQE (type-2 MW bind). 0 or -EINVAL. */
 int droce_mw_bind_encode(const struct droce_qp *qp, struct ibv_mw *mw, uint32_t rkey,
 			 const struct ibv_mw_bind_info *info, struct droce_send_wqe *w);
 

@@ -38,26 +38,26 @@ static int check_init_attr(struct ibv_context *context, const struct ibv_qp_init
 	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 
 	if (a->comp_mask & ~known)
-		return EOPNOTSUPP; /* XRC, TSO, RSS, create flags: not provided */
+		return -EOPNOTSUPP; /* XRC, TSO, RSS, create flags: not provided */
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || a->pd == NULL || a->pd->context != context)
-		return EINVAL;
+		return -EINVAL;
 	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC && a->qp_type != IBV_QPT_UD)
-		return EOPNOTSUPP;
+		return -EOPNOTSUPP;
 	if (a->send_cq == NULL || a->recv_cq == NULL || a->send_cq->context != context ||
 	    a->recv_cq->context != context)
-		return EINVAL;
+		return -EINVAL;
 	if (a->srq != NULL && a->srq->context != context)
-		return EINVAL;
+		return -EINVAL;
 	if (a->cap.max_send_wr > DROCE_MAX_QP_WR || a->cap.max_send_sge > DROCE_MAX_SGE ||
 	    a->cap.max_inline_data > DROCE_MAX_INLINE)
-		return EINVAL;
+		return -EINVAL;
 	if (a->srq == NULL &&
 	    (a->cap.max_recv_wr > DROCE_MAX_QP_WR || a->cap.max_recv_sge > DROCE_MAX_SGE))
-		return EINVAL;
+		return -EINVAL;
 	if ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	    (a->send_ops_flags & ~ops_for_type(a->qp_type)))
-		return EOPNOTSUPP; /* the seed: QP creation fails if an operation is not supported
-				    */
+		return -EOPNOTSUPP; /* the seed: QP creation fails if an operation is not supported
+				     */
 	return 0;
 }
 
@@ -68,7 +68,7 @@ struct ibv_qp *droce_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 	int rc = check_init_attr(context, a);
 
 	if (rc != 0) {
-		errno = rc;
+		errno = -rc;
 		return NULL;
 	}
 	qp = calloc(1, sizeof(*qp));
@@ -229,7 +229,7 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 	cur = droce_qp_state(qp);
 	rc = droce_qp_attr_check(ibqp->qp_type, cur, attr, attr_mask, &lim, &next);
 	if (rc == 0)
-		rc = -c->ops->modify_qp(qp, attr, attr_mask, next);
+		rc = c->ops->modify_qp(qp, attr, attr_mask, next);
 	if (rc == 0) {
 		if (next == IBV_QPS_RESET) {
 			memset(&qp->attr, 0, sizeof(qp->attr));
@@ -242,7 +242,7 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 		ibqp->state = next;
 	}
 	pthread_mutex_unlock(&c->lock);
-	return rc;
+	return -rc; /* libibverbs: a positive errno */
 }
 
 int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,

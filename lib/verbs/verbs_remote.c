@@ -183,7 +183,7 @@ static int remote_open(struct droce_context *c)
 	pthread_mutex_init(&r->lock, NULL);
 	/* droced counts the events it publishes on our async_fd */
 	rc = call_sock(r->sock, &r->seq, DPROTO_OPEN, 0, &req, sizeof(req), c->async_efd, &rep,
-			sizeof(rep), NULL, &fd);
+		       sizeof(rep), NULL, &fd);
 	if (rc == 0 && fd < 0)
 		rc = -EPROTO;
 	if (rc == 0) {

@@ -21,6 +21,7 @@ static struct droce_qp *to_dqpx(struct ibv_qp_ex *qpx)
 	return DROCE_CONTAINER_OF(qpx, struct droce_qp, qpx);
 }
 
+/* The session's first error (-errno): ibv_wr_complete() returns it. */
 static void fail(struct droce_qp *qp, int err)
 {
 	if (qp->wr_err == 0)
@@ -40,14 +41,14 @@ static struct droce_send_wqe *build(struct ibv_qp_ex *qpx, uint8_t op, uint64_t 
 	if (qp->wr_err != 0)
 		return NULL;
 	if (!(qp->send_ops_flags & need) || (qpx->wr_flags & ~known)) {
-		fail(qp, EINVAL); /* not requested at creation, or an unknown flag */
+		fail(qp, -EINVAL); /* not requested at creation, or an unknown flag */
 		return NULL;
 	}
 	free_slots = droce_ring_prod_free(&qp->sq);
 	if (free_slots >= 0 && (uint32_t)free_slots <= qp->wr_pending)
 		free_slots = droce_ring_prod_reload(&qp->sq);
 	if (free_slots < 0 || (uint32_t)free_slots <= qp->wr_pending) {
-		fail(qp, free_slots < 0 ? EFAULT : ENOMEM);
+		fail(qp, free_slots < 0 ? -EFAULT : -ENOMEM);
 		return NULL;
 	}
 	w = droce_ring_prod_slot(&qp->sq, qp->wr_pending++);
@@ -166,7 +167,7 @@ static void wr_send_tso(struct ibv_qp_ex *qpx, void *hdr, uint16_t hdr_sz, uint1
 	(void)hdr;
 	(void)hdr_sz;
 	(void)mss;
-	fail(to_dqpx(qpx), EINVAL); /* TSO is for raw packet QPs, which droce does not have */
+	fail(to_dqpx(qpx), -EINVAL); /* TSO is for raw packet QPs, which droce does not have */
 }
 
 static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t remote_qpn,
@@ -176,9 +177,9 @@ static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t re
 	int rc;
 
 	if (qp->wr_cur == NULL)
-		return fail(qp, EINVAL);
+		return fail(qp, -EINVAL);
 	if (qpx->qp_base.qp_type != IBV_QPT_UD)
-		return fail(qp, EINVAL);
+		return fail(qp, -EINVAL);
 	rc = droce_ah_encode(qp, ah, remote_qpn, remote_qkey, qp->wr_cur);
 	if (rc != 0)
 		fail(qp, rc);
@@ -187,7 +188,7 @@ static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t re
 static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
 {
 	(void)remote_srqn;
-	fail(to_dqpx(qpx), EINVAL); /* not an XRC QP */
+	fail(to_dqpx(qpx), -EINVAL); /* not an XRC QP */
 }
 
 static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge, const struct ibv_sge *list)
@@ -198,7 +199,7 @@ static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge, const struct 
 	size_t i;
 
 	if (w == NULL || num_sge > qp->cap.max_send_sge || (num_sge > 0 && list == NULL))
-		return fail(qp, EINVAL);
+		return fail(qp, -EINVAL);
 	for (i = 0; i < num_sge; i++) {
 		struct droce_sge *s = (struct droce_sge *)(w + 1) + i;
 
@@ -208,7 +209,7 @@ static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge, const struct 
 		total += s->length;
 	}
 	if (total > DROCE_MAX_MSG_SZ)
-		return fail(qp, EINVAL);
+		return fail(qp, -EINVAL);
 	w->num_sge = (uint16_t)num_sge;
 	w->length = (uint32_t)total;
 	w->flags &= (uint8_t)~DROCE_WQE_INLINE;
@@ -230,11 +231,11 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 	size_t i, total = 0;
 
 	if (w == NULL || (num_buf > 0 && list == NULL))
-		return fail(qp, EINVAL);
+		return fail(qp, -EINVAL);
 	/* compared one length at a time: a sum of size_t lengths could wrap */
 	for (i = 0; i < num_buf; i++) {
 		if (list[i].length > qp->cap.max_inline_data - total)
-			return fail(qp, EINVAL);
+			return fail(qp, -EINVAL);
 		total += list[i].length;
 	}
 	/* copied now: the caller may reuse the buffers when the setter returns */
@@ -284,12 +285,12 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 
 	if (rc == 0 && st != IBV_QPS_RTS && st != IBV_QPS_SQD && st != IBV_QPS_SQE &&
 	    st != IBV_QPS_ERR)
-		rc = EINVAL;
+		rc = -EINVAL;
 	for (i = 0; rc == 0 && i < qp->wr_pending; i++) {
 		const struct droce_send_wqe *w = droce_ring_prod_slot(&qp->sq, i);
 
 		if (qpx->qp_base.qp_type == IBV_QPT_UD && w->u.ud.ah == AH_UNSET)
-			rc = EINVAL; /* ibv_wr_set_ud_addr() is mandatory on UD */
+			rc = -EINVAL; /* ibv_wr_set_ud_addr() is mandatory on UD */
 		else
 			rc = droce_send_wqe_check(qp, w);
 	}
@@ -298,7 +299,7 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	qp->wr_pending = 0;
 	qp->wr_cur = NULL;
 	pthread_spin_unlock(&qp->sq_lock);
-	return rc;
+	return -rc; /* libibverbs: a positive errno */
 }
 
 void droce_qp_wr_init(struct droce_qp *qp)

@@ -232,7 +232,7 @@ static int check_lim(const struct trans *t, uint32_t mask, const struct ibv_qp_a
 {
 	enum ibv_qp_state next = IBV_QPS_UNKNOWN;
 
-	return droce_qp_attr_check(t->type, t->cur, a, (int)mask, l, &next);
+	return -droce_qp_attr_check(t->type, t->cur, a, (int)mask, l, &next);
 }
 
 static int check(const struct trans *t, uint32_t mask, const struct ibv_qp_attr *a)
@@ -270,7 +270,7 @@ ParameterizedTest(struct trans *t, qp_trans, exact_required)
 	enum ibv_qp_state next = IBV_QPS_UNKNOWN;
 	int rc;
 
-	rc = droce_qp_attr_check(t->type, t->cur, &a, (int)(STATE | t->req), &lim, &next);
+	rc = -droce_qp_attr_check(t->type, t->cur, &a, (int)(STATE | t->req), &lim, &next);
 	cr_expect_eq(rc, 0, "%s %s->%s with STATE + required 0x%x: %d, want 0", type_name(t->type),
 		     state_name(t->cur), state_name(t->next), t->req, rc);
 	cr_expect_eq(next, t->next, "%s %s->%s: next state %s", type_name(t->type),
@@ -279,7 +279,7 @@ ParameterizedTest(struct trans *t, qp_trans, exact_required)
 		return;
 	/* A transition to the same state may leave IBV_QP_STATE out. */
 	next = IBV_QPS_UNKNOWN;
-	rc = droce_qp_attr_check(t->type, t->cur, &a, (int)t->req, &lim, &next);
+	rc = -droce_qp_attr_check(t->type, t->cur, &a, (int)t->req, &lim, &next);
 	cr_expect_eq(rc, 0, "%s %s->%s with required 0x%x and no STATE: %d, want 0",
 		     type_name(t->type), state_name(t->cur), state_name(t->next), t->req, rc);
 	cr_expect_eq(next, t->cur, "%s %s->%s without STATE: next state %s", type_name(t->type),
@@ -478,7 +478,7 @@ Test(qp_trans, without_state)
 				     "spec copy: %s %s->%s listed", type_name(t.type),
 				     state_name(s), state_name(s));
 			/* qp_state holds garbage: it must not be read without IBV_QP_STATE. */
-			rc = droce_qp_attr_check(t.type, s, &a, 0, &lim, &next);
+			rc = -droce_qp_attr_check(t.type, s, &a, 0, &lim, &next);
 			cr_expect_eq(rc, ok ? 0 : EINVAL, "%s in %s, empty mask: %d",
 				     type_name(t.type), state_name(s), rc);
 			if (ok)
@@ -893,14 +893,14 @@ Test(qp_attr_args, null_pointers)
 	uint32_t mask = STATE | PKEY | PORT | ACCESS;
 	enum ibv_qp_state next = IBV_QPS_UNKNOWN;
 
-	cr_expect_eq(droce_qp_attr_check(RC, RESET, NULL, (int)mask, &lim, &next), EINVAL,
+	cr_expect_eq(-droce_qp_attr_check(RC, RESET, NULL, (int)mask, &lim, &next), EINVAL,
 		     "NULL attr");
-	cr_expect_eq(droce_qp_attr_check(RC, RESET, NULL, 0, &lim, &next), EINVAL,
+	cr_expect_eq(-droce_qp_attr_check(RC, RESET, NULL, 0, &lim, &next), EINVAL,
 		     "NULL attr, empty mask");
-	cr_expect_eq(droce_qp_attr_check(RC, RESET, &a, (int)mask, NULL, &next), EINVAL,
+	cr_expect_eq(-droce_qp_attr_check(RC, RESET, &a, (int)mask, NULL, &next), EINVAL,
 		     "NULL limits");
 	cr_expect_eq(next, IBV_QPS_UNKNOWN, "next untouched on failure");
-	cr_expect_eq(droce_qp_attr_check(RC, RESET, &a, (int)mask, &lim, NULL), 0,
+	cr_expect_eq(-droce_qp_attr_check(RC, RESET, &a, (int)mask, &lim, NULL), 0,
 		     "NULL next is allowed");
 }
 
@@ -913,10 +913,10 @@ Test(qp_attr_args, unsupported_types)
 	size_t i;
 
 	for (i = 0; i < DIM(bad); i++) {
-		cr_expect_eq(droce_qp_attr_check(bad[i], RESET, &a,
-						 (int)(STATE | PKEY | PORT | ACCESS), &lim, NULL),
+		cr_expect_eq(-droce_qp_attr_check(bad[i], RESET, &a,
+						  (int)(STATE | PKEY | PORT | ACCESS), &lim, NULL),
 			     EINVAL, "QP type %d RESET->INIT", bad[i]);
-		cr_expect_eq(droce_qp_attr_check(bad[i], INIT, &a, (int)STATE, &lim, NULL), EINVAL,
+		cr_expect_eq(-droce_qp_attr_check(bad[i], INIT, &a, (int)STATE, &lim, NULL), EINVAL,
 			     "QP type %d INIT->RESET", bad[i]);
 		cr_expect(!droce_qp_trans_is_valid(bad[i], INIT, RESET),
 			  "QP type %d: no transition", bad[i]);
@@ -936,12 +936,12 @@ Test(qp_attr_args, bad_states)
 		enum ibv_qp_state s = (enum ibv_qp_state)bad[i];
 		struct ibv_qp_attr a = good_attr(RESET, s);
 
-		cr_expect_eq(droce_qp_attr_check(RC, RESET, &a, (int)STATE, &lim, NULL), EINVAL,
+		cr_expect_eq(-droce_qp_attr_check(RC, RESET, &a, (int)STATE, &lim, NULL), EINVAL,
 			     "RC RESET->state %d", bad[i]);
 		a = good_attr(s, RESET);
-		cr_expect_eq(droce_qp_attr_check(RC, s, &a, (int)STATE, &lim, NULL), EINVAL,
+		cr_expect_eq(-droce_qp_attr_check(RC, s, &a, (int)STATE, &lim, NULL), EINVAL,
 			     "RC state %d->RESET", bad[i]);
-		cr_expect_eq(droce_qp_attr_check(UD, s, &a, 0, &lim, NULL), EINVAL,
+		cr_expect_eq(-droce_qp_attr_check(UD, s, &a, 0, &lim, NULL), EINVAL,
 			     "UD in state %d, empty mask", bad[i]);
 		cr_expect(!droce_qp_trans_is_valid(RC, s, ERR), "RC state %d->ERR", bad[i]);
 		cr_expect(!droce_qp_trans_is_valid(RC, RESET, s), "RC RESET->state %d", bad[i]);

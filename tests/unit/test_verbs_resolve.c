@@ -117,7 +117,7 @@ TestSuite(verbs_resolve_droced, .init = daemon_up, .fini = daemon_down, .timeout
 struct case_ {
 	union ibv_gid gid;
 	int sgid_index;
-	int want;               /* the return value */
+	int want;                /* the return value */
 	const uint8_t *want_mac; /* with 0 */
 };
 

@@ -25,12 +25,12 @@ static char *why;
 
 typedef int (*rule_fn)(struct ibv_context *ctx, struct ibv_pd *pd);
 
-#define EXPECT(cond, ...)                                 \
-	do {                                              \
-		if (!(cond)) {                            \
+#define EXPECT(cond, ...)                                    \
+	do {                                                 \
+		if (!(cond)) {                               \
 			snprintf(why, WHY_LEN, __VA_ARGS__); \
-			return 1;                         \
-		}                                         \
+			return 1;                            \
+		}                                            \
 	} while (0)
 
 /* ------------------------------------------------------------------ runners */
@@ -70,16 +70,16 @@ static void run_droced(rule_fn fn)
 }
 
 /* One rule, two tests: the same function on each backend. */
-#define RULE(name)                                                       \
-	static int name(struct ibv_context *ctx, struct ibv_pd *pd);     \
-	Test(verbs_rules_embedded, name, .timeout = 60)                  \
-	{                                                                \
-		run_embedded(name);                                      \
-	}                                                                \
-	Test(verbs_rules_droced, name, .timeout = 60)                    \
-	{                                                                \
-		run_droced(name);                                        \
-	}                                                                \
+#define RULE(name)                                                   \
+	static int name(struct ibv_context *ctx, struct ibv_pd *pd); \
+	Test(verbs_rules_embedded, name, .timeout = 60)              \
+	{                                                            \
+		run_embedded(name);                                  \
+	}                                                            \
+	Test(verbs_rules_droced, name, .timeout = 60)                \
+	{                                                            \
+		run_droced(name);                                    \
+	}                                                            \
 	static int name(struct ibv_context *ctx, struct ibv_pd *pd)
 
 /* Memory both backends can register: droced maps it too. */
@@ -123,8 +123,7 @@ RULE(reg_mr_on_demand_is_eopnotsupp)
 
 	(void)ctx;
 	errno = 0;
-	EXPECT(ibv_reg_mr(pd, buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND) ==
-		       NULL,
+	EXPECT(ibv_reg_mr(pd, buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND) == NULL,
 	       "on-demand paging registered");
 	EXPECT(errno == EOPNOTSUPP, "errno %d, not EOPNOTSUPP", errno);
 	return 0;
