@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The embedded engine, seen from the verbs layer: started by the first
- * ibv_open_device() of a process whose DROCE_DEVICES names DPDK devices (vdev)
- * or back-to-back links (link), and told about every queue, QP state change
- * and address handle from then on. Without such devices nothing starts and the
- * verbs objects work alone (ports stay down).
+ * The embedded backend's context entries: the engine of this process, started
+ * by the first ibv_open_device() of a process whose DROCE_DEVICES names DPDK
+ * devices (vdev) or back-to-back links (link), its ports' state and their
+ * neighbour tables. verbs_embedded_obj.c tells it about every queue, QP state
+ * change and address handle. Without such devices nothing starts and the verbs
+ * objects work alone (ports stay down).
  */
 #include <errno.h>
 #include <stdio.h>

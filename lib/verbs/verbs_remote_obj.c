@@ -3,7 +3,8 @@
  * Objects of a droced context (doc/daemon.md): droced creates each one and
  * sends back its handle and, for queues, the memfd of its control words and
  * rings, already initialised; the application maps it and attaches its end.
- * From then on posting and polling are the embedded engine's code paths.
+ * From then on posting and polling are the same code paths as embedded. Each
+ * function here is an entry of droce_remote_ops (verbs_remote.c): 0 or -errno.
  */
 #include <errno.h>
 #include <fcntl.h>
