@@ -5,7 +5,8 @@
  * applied it between two loop passes; a QP is therefore only ever touched by
  * its lcore. A command about what the lcores share (CQs, SRQs, AHs, a port's
  * capture, injector and counters) parks every lcore between two passes, is
- * applied by the caller, and lets them go on.
+ * applied by the caller, and lets them go on. A neighbour lookup goes to lcore
+ * 0, which sends the ports' requests, under the table's lock when lcores share it.
  *
  * QP placement: a QP goes to the lcore its CQs and SRQ belong to (the lcore of
  * the first QP that used them), or to the lcore with the fewest QPs when they
