@@ -289,6 +289,9 @@ static void expect_asleep(const struct idle_window *w, const char *what)
 {
 	uint64_t bound = (uint64_t)(w->ms / 10.0) + 20 + w->served;
 
+	cr_log_info("%s: %llu wake-ups in %.0f ms, %llu CPU ticks", what,
+		    (unsigned long long)w->passes, w->ms, w->ticks);
+
 	cr_expect_leq(w->passes, bound,
 		      "%s: droced's loop woke %llu times in %.0f ms (at most %llu asleep); its "
 		      "thread used %llu CPU ticks of %ld a second",
