@@ -128,11 +128,13 @@ void pair_qp_connect(const struct pair_opts *o, struct ibv_qp *qp, const union i
 		.min_rnr_timer = 1, /* 0.01 ms */
 		.ah_attr = {.is_global = 1,
 			    .port_num = 1,
-			    .grh = {.dgid = *dgid, .sgid_index = 1, .hop_limit = 64}},
+			    .grh = {.sgid_index = 1, .hop_limit = 64}},
 	};
 	int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 	int rts = IBV_QP_STATE | IBV_QP_SQ_PSN;
 
+	if (dgid != NULL)
+		a.ah_attr.grh.dgid = *dgid;
 	if (o->type == IBV_QPT_UD) {
 		rtr = IBV_QP_STATE;
 	} else if (o->type == IBV_QPT_RC) {

@@ -67,7 +67,7 @@ void pair_open_devices(const struct pair_opts *o, struct pair_end *e0, struct pa
 struct ibv_qp *pair_qp_create(const struct pair_opts *o, struct pair_end *x,
 			      struct ibv_cq *send_cq, struct ibv_cq *recv_cq, struct ibv_srq *srq);
 
-/** @p qp to RTR and RTS towards QP @p dqpn at @p dgid (UD: to RTS, no peer). */
+/** @p qp to RTR and RTS towards QP @p dqpn at @p dgid (UD: to RTS, @p dgid may be NULL). */
 void pair_qp_connect(const struct pair_opts *o, struct ibv_qp *qp, const union ibv_gid *dgid,
 		     uint32_t dqpn);
 
