@@ -71,6 +71,32 @@ static void set(const char *port, const char *spec)
 
 TestSuite(engine_fault_parse);
 
+/* The number parser of the fault items and of DROCE_DEVICES' keys. */
+Test(engine_fault_parse, decimal_numbers_only)
+{
+	uint32_t v = 77;
+
+	cr_expect_eq(droce_engine_parse_u32("1500", 576, 9216, &v), 0);
+	cr_expect_eq(v, 1500);
+	cr_expect_eq(droce_engine_parse_u32("0100", 0, 1000, &v), 0, "leading zeros");
+	cr_expect_eq(v, 100, "decimal, not octal: %u", v);
+	cr_expect_eq(droce_engine_parse_u32("4294967295", 0, UINT32_MAX, &v), 0);
+	cr_expect_eq(v, UINT32_MAX);
+	v = 77;
+	cr_expect_eq(droce_engine_parse_u32("575", 576, 9216, &v), -EINVAL, "below min");
+	cr_expect_eq(droce_engine_parse_u32("9217", 576, 9216, &v), -EINVAL, "above max");
+	cr_expect_eq(droce_engine_parse_u32("4294967296", 0, UINT32_MAX, &v), -EINVAL, "2^32");
+	cr_expect_eq(droce_engine_parse_u32("-0", 0, 10, &v), -EINVAL, "a sign");
+	cr_expect_eq(droce_engine_parse_u32("+1", 0, 10, &v), -EINVAL, "a sign");
+	cr_expect_eq(droce_engine_parse_u32(" 1", 0, 10, &v), -EINVAL, "white space");
+	cr_expect_eq(droce_engine_parse_u32("1x", 0, 10, &v), -EINVAL, "trailing text");
+	cr_expect_eq(droce_engine_parse_u32("0x1", 0, 10, &v), -EINVAL, "hexadecimal");
+	cr_expect_eq(droce_engine_parse_u32("", 0, 10, &v), -EINVAL, "empty");
+	cr_expect_eq(droce_engine_parse_u32(NULL, 0, 10, &v), -EINVAL);
+	cr_expect_eq(droce_engine_parse_u32("1", 0, 10, NULL), -EINVAL);
+	cr_expect_eq(v, 77, "untouched on failure");
+}
+
 Test(engine_fault_parse, every_item)
 {
 	struct droce_engine_fault_conf f;
