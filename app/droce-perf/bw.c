@@ -146,8 +146,7 @@ static int post_sends(struct bw *b, struct dir *d, unsigned int q, unsigned int 
 		if (perf_wr_inline(c, b->size))
 			wr[i].send_flags |= IBV_SEND_INLINE;
 		/* the READ, WRITE or atomic target of message m at the peer's QP q */
-		perf_wr_set_verb(c, e, q,
-				 d->peer[q].vaddr + (m % b->remote_slots) * b->stride,
+		perf_wr_set_verb(c, e, q, d->peer[q].vaddr + (m % b->remote_slots) * b->stride,
 				 d->peer[q].rkey, &wr[i]);
 	}
 	rc = ibv_post_send(e->qp[q], wr, &bad);

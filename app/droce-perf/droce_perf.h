@@ -5,9 +5,8 @@
  * files: cli.c (options), res.c (verbs resources of one end, connection),
  * loopback.c (two ends in one process), twohost.c (one end, the other a
  * perftest or droce-perf elsewhere; perf_oob.h: the exchange), bw.c, lat.c,
- * lat_twohost.c (the measurements), wr.c (their work requests), events.c (-e: sleeping on completion
- * channels), pattern.c (payload pattern for --check), report.c (text and
- * JSON output).
+ * lat_twohost.c (the measurements), wr.c (their work requests), events.c (-e: sleeping on
+ * completion channels), pattern.c (payload pattern for --check), report.c (text and JSON output).
  */
 #ifndef DROCE_PERF_H
 #define DROCE_PERF_H
@@ -43,7 +42,8 @@ enum perf_verb {
 #define PERF_ATOMIC_SIZE 8 /* an atomic's operand, the only size of atomic tests */
 #define PERF_ATOMIC_ADD  1 /* perftest's FETCH_AND_ADD adds 1 */
 #define PERF_ATOMIC_SWAP 0 /* and its CMP_AND_SWAP compares and swaps 0 */
-#define PERF_UD_QKEY     0x11111111u /* perftest's Q_Key */
+
+#define PERF_UD_QKEY 0x11111111u /* perftest's Q_Key */
 
 /* READ and atomics: the request is the whole of a message, nothing is sent to a receive. */
 static inline bool perf_verb_one_sided(enum perf_verb v)

@@ -89,8 +89,8 @@ static int post(struct lat *l, int from, uint64_t msg)
 	uint8_t *buf = one_sided(l) ? recv_buf(l, from) : send_buf(l, from);
 
 	/* WRITE: the peer's receive half (vaddr_off) */
-	return perf_lat_post(l->c, &l->c->end[from], &l->c->end[!from].local[0], buf, l->size,
-			     msg, &l->sent[from]);
+	return perf_lat_post(l->c, &l->c->end[from], &l->c->end[!from].local[0], buf, l->size, msg,
+			     &l->sent[from]);
 }
 
 static int post_recv(struct lat *l, int end, uint64_t id)

@@ -51,8 +51,8 @@ static int post(struct tlat *t, uint64_t k)
 	/* write_lat: the k-th message ends in the byte k mod 256 */
 	if (t->o->verb == PERF_WRITE)
 		t->e->buf[t->size - 1] = (uint8_t)k;
-	return perf_lat_post(t->c, t->e, &t->c->peer[0], one_sided(t) ? t->rx : t->e->buf,
-			     t->size, k, &t->sent);
+	return perf_lat_post(t->c, t->e, &t->c->peer[0], one_sided(t) ? t->rx : t->e->buf, t->size,
+			     k, &t->sent);
 }
 
 /*

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * droced's own DPDK telemetry commands, beside the engine's (/droce/ports,
- * /droce/qps...): the applications it serves, and how often its loop woke. The commands run on the EAL's
- * telemetry thread; the client list is read under the daemon's list lock.
+ * /droce/qps...): the applications it serves, and how often its loop woke. The commands run on the
+ * EAL's telemetry thread; the client list is read under the daemon's list lock.
  */
 #include <errno.h>
 #include <stdio.h>

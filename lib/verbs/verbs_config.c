@@ -104,7 +104,8 @@ static int parse_kv(struct droce_port_cfg *p, char *kv, char *err, size_t errlen
 			p->window = UINT32_MAX;
 			rc = 0;
 		} else {
-			rc = droce_engine_parse_u32(val, DROCE_ENGINE_WINDOW_MIN, 1u << 22, &p->window);
+			rc = droce_engine_parse_u32(val, DROCE_ENGINE_WINDOW_MIN, 1u << 22,
+						    &p->window);
 		}
 	} else if (strcmp(kv, "zero_copy") == 0) {
 		/* auto: where the port's device copies in software and injects no faults */

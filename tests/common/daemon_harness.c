@@ -131,8 +131,8 @@ uint64_t test_daemon_telemetry_u64(const struct test_daemon *t, const char *cmd,
 	/* droced listens before its EAL serves telemetry: the socket comes a little later */
 	for (int i = 0; i < 1000 && access(a.sun_path, F_OK) != 0; i++)
 		usleep(10000);
-	cr_assert_eq(connect(s, (struct sockaddr *)&a, sizeof(a)), 0, "connect %s: %s",
-		     a.sun_path, strerror(errno));
+	cr_assert_eq(connect(s, (struct sockaddr *)&a, sizeof(a)), 0, "connect %s: %s", a.sun_path,
+		     strerror(errno));
 	cr_assert_gt(read(s, reply, sizeof(reply)), 0, "the telemetry greeting");
 	cr_assert_eq(write(s, cmd, strlen(cmd)), (ssize_t)strlen(cmd));
 	n = read(s, reply, sizeof(reply) - 1);

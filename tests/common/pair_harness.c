@@ -11,7 +11,7 @@
 #include "droce_engine.h"
 #include "pair_harness.h"
 
-#define ALL_MR_ACCESS                                                                  \
+#define ALL_MR_ACCESS                                                                \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
 	 IBV_ACCESS_REMOTE_ATOMIC)
 
@@ -90,8 +90,8 @@ void pair_open_devices(const struct pair_opts *o, struct pair_end *e0, struct pa
 	ibv_free_device_list(list);
 }
 
-struct ibv_qp *pair_qp_create(const struct pair_opts *o, struct pair_end *x,
-			      struct ibv_cq *send_cq, struct ibv_cq *recv_cq, struct ibv_srq *srq)
+struct ibv_qp *pair_qp_create(const struct pair_opts *o, struct pair_end *x, struct ibv_cq *send_cq,
+			      struct ibv_cq *recv_cq, struct ibv_srq *srq)
 {
 	struct ibv_qp_init_attr ia = {
 		.send_cq = send_cq,
@@ -195,7 +195,8 @@ void pair_open(const struct pair_opts *o, struct pair_end *e0, struct pair_end *
 
 void pair_post_send(struct pair_end *x, const struct pair_end *to, const struct pair_wr *w)
 {
-	struct ibv_sge s = {.addr = (uintptr_t)x->buf + w->off, .length = w->len, .lkey = x->mr->lkey};
+	struct ibv_sge s = {
+		.addr = (uintptr_t)x->buf + w->off, .length = w->len, .lkey = x->mr->lkey};
 	struct ibv_send_wr wr = {.wr_id = w->id,
 				 .sg_list = &s,
 				 .num_sge = w->len ? 1 : 0,

@@ -20,20 +20,20 @@
 /** What a set-up may change; start from pair_opts_default(). */
 struct pair_opts {
 	enum ibv_qp_type type;
-	const char *keys[2];    /**< more DROCE_DEVICES keys of droce0 / droce1 (",k=v"), or NULL */
-	unsigned int eth_mtu;   /**< mtu= of both ports */
-	enum ibv_mtu path_mtu;  /**< RC, UC */
-	size_t buf_len;         /**< each end's registered buffer, zeroed */
+	const char *keys[2];   /**< more DROCE_DEVICES keys of droce0 / droce1 (",k=v"), or NULL */
+	unsigned int eth_mtu;  /**< mtu= of both ports */
+	enum ibv_mtu path_mtu; /**< RC, UC */
+	size_t buf_len;        /**< each end's registered buffer, zeroed */
 	uint32_t max_send_wr, max_recv_wr;
-	int cq_depth;           /**< one CQ an end, for sends and receives */
-	uint32_t psn;           /**< first PSN of both directions */
-	uint8_t timeout;        /**< RC: local ACK timeout code (4.096 us << timeout) */
+	int cq_depth;    /**< one CQ an end, for sends and receives */
+	uint32_t psn;    /**< first PSN of both directions */
+	uint8_t timeout; /**< RC: local ACK timeout code (4.096 us << timeout) */
 	uint8_t retry_cnt, rnr_retry, rd_atomic;
 	uint32_t qkey;          /**< UD QPs' Q_Key */
 	unsigned int qp_access; /**< RC, UC: remote access the QP grants */
 	unsigned int mr_access;
-	bool no_huge;           /**< DROCE_NO_HUGE=1: ring links need no DMA memory */
-	unsigned int lcores;    /**< DROCE_LCORES, 0: as the environment has it */
+	bool no_huge;        /**< DROCE_NO_HUGE=1: ring links need no DMA memory */
+	unsigned int lcores; /**< DROCE_LCORES, 0: as the environment has it */
 };
 
 /** One end: device, PD, CQ, QP, MR over buf, and the GID (index 1) its peer sends to. */
@@ -64,8 +64,8 @@ void pair_env(const struct pair_opts *o);
 void pair_open_devices(const struct pair_opts *o, struct pair_end *e0, struct pair_end *e1);
 
 /** A QP of @p o->type on @p x with these CQs (and SRQ, or NULL), moved to INIT. */
-struct ibv_qp *pair_qp_create(const struct pair_opts *o, struct pair_end *x,
-			      struct ibv_cq *send_cq, struct ibv_cq *recv_cq, struct ibv_srq *srq);
+struct ibv_qp *pair_qp_create(const struct pair_opts *o, struct pair_end *x, struct ibv_cq *send_cq,
+			      struct ibv_cq *recv_cq, struct ibv_srq *srq);
 
 /** @p qp to RTR and RTS towards QP @p dqpn at @p dgid (UD: to RTS, @p dgid may be NULL). */
 void pair_qp_connect(const struct pair_opts *o, struct ibv_qp *qp, const union ibv_gid *dgid,

@@ -111,11 +111,15 @@ static void post_send(struct pair_end *x, const struct pair_end *to, uint64_t id
 }
 
 /* A UD SEND through @p ah to QP @p dqpn with Q_Key @p qkey. */
-static void post_ud(struct pair_end *x, struct ibv_ah *ah, uint32_t dqpn, uint64_t id,
-		    uint32_t len, uint32_t qkey)
+static void post_ud(struct pair_end *x, struct ibv_ah *ah, uint32_t dqpn, uint64_t id, uint32_t len,
+		    uint32_t qkey)
 {
-	const struct pair_wr w = {
-		.id = id, .op = IBV_WR_SEND, .len = len, .ah = ah, .remote_qpn = dqpn, .remote_qkey = qkey};
+	const struct pair_wr w = {.id = id,
+				  .op = IBV_WR_SEND,
+				  .len = len,
+				  .ah = ah,
+				  .remote_qpn = dqpn,
+				  .remote_qkey = qkey};
 
 	pair_post_send(x, NULL, &w);
 }
@@ -307,10 +311,12 @@ Test(counters, neighbour_miss_then_resolved)
 	send_once(100, 4096);
 	cr_expect_eq(pair_qp_counter(&e0, "neigh_miss"), 1, "the first packet waited for ARP");
 	cr_expect_eq(pair_port_counter(&e0, "neigh_requests"), 1, "one ARP request");
-	cr_expect_eq(pair_qp_counter(&e1, "neigh_miss"), 0, "the request taught droce1 droce0's MAC");
+	cr_expect_eq(pair_qp_counter(&e1, "neigh_miss"), 0,
+		     "the request taught droce1 droce0's MAC");
 	/* an entry learned from a request is confirmed by a unicast probe once used */
 	cr_expect_eq(pair_port_counter(&e1, "neigh_requests"), 1, "droce1's probe");
-	cr_expect_eq(pair_port_counter(&e1, "rx_not_roce"), 2, "the request and the probe's answer");
+	cr_expect_eq(pair_port_counter(&e1, "rx_not_roce"), 2,
+		     "the request and the probe's answer");
 	cr_expect_eq(pair_port_counter(&e0, "rx_not_roce"), 2, "the answer and the probe");
 	cr_expect_eq(pair_port_counter(&e0, "neigh_failed"), 0);
 }
@@ -503,7 +509,8 @@ Test(counters, total_loss_retries_exceeded_and_flush)
 	wc = pair_wait_wc(e0.cq, 2);
 	cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR, "%s", ibv_wc_status_str(wc.status));
 	quiet();
-	cr_expect_eq(pair_qp_counter(&e0, "local_ack_timeout_err"), 2, "three expiries, two retried");
+	cr_expect_eq(pair_qp_counter(&e0, "local_ack_timeout_err"), 2,
+		     "three expiries, two retried");
 	cr_expect_eq(pair_qp_counter(&e0, "req_transport_retries_exceeded"), 1);
 	cr_expect_eq(pair_qp_counter(&e0, "completer_retry_err"), 2);
 	cr_expect_eq(pair_qp_counter(&e0, "req_cqe_error"), 1);
@@ -582,7 +589,8 @@ Test(counters, uc_gap_and_no_receive)
 	cr_expect_eq(wc.byte_len, 100, "the broken message is dropped");
 	quiet();
 	cr_expect_eq(pair_qp_counter(&e1, "out_of_sequence"), 1, "one gap");
-	cr_expect_eq(pair_qp_counter(&e1, "uc_msg_drop"), 1, "the LAST after the gap, out of its message");
+	cr_expect_eq(pair_qp_counter(&e1, "uc_msg_drop"), 1,
+		     "the LAST after the gap, out of its message");
 	cr_expect_eq(pair_qp_counter(&e1, "rdma_recvs"), 1);
 	/* no receive posted: the message is dropped at its first packet, its last follows */
 	post_send(&e0, &e1, 3, IBV_WR_SEND, 2 * PMTU, e1.mr->rkey);
@@ -599,7 +607,8 @@ Test(counters, ud_qkey_no_buffer_and_length)
 {
 	setup(IBV_QPT_UD, NULL, NULL, &conn_default);
 	post_ud(&e0, e0.ah, e1.qp->qp_num, 1, 100, QKEY ^ 1);
-	cr_expect_eq(pair_wait_wc(e0.cq, 1).status, IBV_WC_SUCCESS, "UD completes, delivered or not");
+	cr_expect_eq(pair_wait_wc(e0.cq, 1).status, IBV_WC_SUCCESS,
+		     "UD completes, delivered or not");
 	quiet();
 	cr_expect_eq(pair_qp_counter(&e1, "qkey_violations"), 1);
 	post_ud(&e0, e0.ah, e1.qp->qp_num, 2, 100, QKEY);
@@ -636,11 +645,13 @@ Test(counters, ud_unresolved_destination_dropped)
 	cr_assert_not_null(to_nobody);
 	post_ud(&e0, to_nobody, 5, 1, 100, QKEY);
 	/* the frame waits in the port's queue, not the send queue: UD completes at once */
-	cr_expect_eq(pair_wait_wc(e0.cq, 1).status, IBV_WC_SUCCESS, "UD completes, delivered or not");
+	cr_expect_eq(pair_wait_wc(e0.cq, 1).status, IBV_WC_SUCCESS,
+		     "UD completes, delivered or not");
 	/* about three seconds: three ARP requests a second apart, then the frame is dropped */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (pair_port_counter(&e0, "neigh_queue_dropped") == 0)
-		cr_assert_lt(pair_elapsed(&t0), PAIR_LIVENESS, "the waiting frame was never dropped");
+		cr_assert_lt(pair_elapsed(&t0), PAIR_LIVENESS,
+			     "the waiting frame was never dropped");
 	quiet();
 	cr_expect_eq(pair_qp_counter(&e0, "neigh_miss"), 1);
 	cr_expect_eq(pair_qp_counter(&e0, "sent_pkts"), 1, "built, handed to the port");

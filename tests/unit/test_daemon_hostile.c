@@ -263,7 +263,7 @@ static uint64_t loop_passes(void)
 struct idle_window {
 	uint64_t passes;
 	uint64_t served;          /* wake-ups for requests served in the window */
-	double ms;               /* from before the first count was asked to after the last came */
+	double ms;                /* from before the first count was asked to after the last came */
 	unsigned long long ticks; /* CPU ticks of droced's thread (diagnostic) */
 };
 

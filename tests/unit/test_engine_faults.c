@@ -314,7 +314,8 @@ static void rc_run(uint32_t n, uint32_t ahead)
 				     wc[k].byte_len, m.len);
 			if (m.op == IBV_WR_SEND_WITH_IMM) {
 				cr_assert_eq(wc[k].opcode, IBV_WC_RECV);
-				bad = pair_mismatch(e1.buf + RECV_OFF + (r % SLOTS) * SLOT, m.len, i);
+				bad = pair_mismatch(e1.buf + RECV_OFF + (r % SLOTS) * SLOT, m.len,
+						    i);
 			} else {
 				cr_assert_eq(wc[k].opcode, IBV_WC_RECV_RDMA_WITH_IMM);
 				bad = pair_mismatch(e1.buf + DST_OFF + slot, m.len, i);

@@ -17,7 +17,6 @@
 
 #include "ud_pair.h"
 
-
 static int sock = -1;
 static char reply[65536];
 

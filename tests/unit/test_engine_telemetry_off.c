@@ -24,7 +24,6 @@
 #include "engine_priv.h"
 #include "ud_pair.h"
 
-
 #if defined(__x86_64__)
 #define THIS_ARCH AUDIT_ARCH_X86_64
 #elif defined(__aarch64__)

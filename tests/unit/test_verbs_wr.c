@@ -315,13 +315,13 @@ static void build_op(struct ibv_qp_ex *qpx, const struct op_post *op, unsigned i
 }
 
 /* The WQE operation @p op (index @p i) posted: its opcode, wr_id and what it targets. */
-static void expect_op_wqe(const struct harness_send *s, const struct op_post *op,
-			  unsigned int i, enum ibv_qp_type type)
+static void expect_op_wqe(const struct harness_send *s, const struct op_post *op, unsigned int i,
+			  enum ibv_qp_type type)
 {
 	uint64_t va = REMOTE_VA + 64 * i;
 
-	cr_expect_eq(s->hdr.op, op->wqe_op, "%s %s: WQE op %u, want %u", type_name(type),
-		     op->name, s->hdr.op, op->wqe_op);
+	cr_expect_eq(s->hdr.op, op->wqe_op, "%s %s: WQE op %u, want %u", type_name(type), op->name,
+		     s->hdr.op, op->wqe_op);
 	cr_expect_eq(s->hdr.wr_id, 0x100 + i, "%s %s: wr_id 0x%llx", type_name(type), op->name,
 		     (unsigned long long)s->hdr.wr_id);
 	cr_expect(s->hdr.flags & DROCE_WQE_SIGNALED, "%s %s: signaled (flags 0x%x)",
@@ -338,7 +338,8 @@ static void expect_op_wqe(const struct harness_send *s, const struct op_post *op
 			     type_name(type), op->name, s->hdr.imm);
 		break;
 	case DROCE_WQE_BIND_MW:
-		cr_expect_eq(s->hdr.u.bind.mr_lkey, mr->lkey, "%s BIND_MW: the MR", type_name(type));
+		cr_expect_eq(s->hdr.u.bind.mr_lkey, mr->lkey, "%s BIND_MW: the MR",
+			     type_name(type));
 		break;
 	default:
 		break;
@@ -351,8 +352,8 @@ static void expect_op_wqe(const struct harness_send *s, const struct op_post *op
 			     op->name);
 	}
 	if (op->wqe_op == DROCE_WQE_CMP_SWAP || op->wqe_op == DROCE_WQE_FETCH_ADD) {
-		cr_expect_eq(s->hdr.u.atomic.remote_addr, va, "%s %s: remote_addr",
-			     type_name(type), op->name);
+		cr_expect_eq(s->hdr.u.atomic.remote_addr, va, "%s %s: remote_addr", type_name(type),
+			     op->name);
 		cr_expect_eq(s->hdr.u.atomic.compare_add, op->wqe_op == DROCE_WQE_CMP_SWAP ? 1 : 3,
 			     "%s %s: compare or add", type_name(type), op->name);
 	}
