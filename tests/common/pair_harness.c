@@ -75,7 +75,11 @@ static void end_device(const struct pair_opts *o, struct pair_end *x, struct ibv
 	cr_assert_eq(ibv_query_gid(x->ctx, 1, 1, &x->gid), 0);
 }
 
-void pair_open_devices(const struct pair_opts *o, struct pair_end *e0, struct pair_end *e1)
+typedef void (*end_open_fn)(const struct pair_opts *o, struct pair_end *x, struct ibv_device *dev);
+
+/* pair_env(), then @p open_end on droce0 (the engine starts) and droce1. */
+static void open_both(const struct pair_opts *o, struct pair_end *e0, struct pair_end *e1,
+		      end_open_fn open_end)
 {
 	struct ibv_device **list;
 	int n;
@@ -84,10 +88,15 @@ void pair_open_devices(const struct pair_opts *o, struct pair_end *e0, struct pa
 	list = ibv_get_device_list(&n);
 	cr_assert_not_null(list);
 	cr_assert_eq(n, 2, "DROCE_DEVICES names %d devices", n);
-	end_device(o, e0, list[0]);
+	open_end(o, e0, list[0]);
 	cr_assert(droce_engine_running(), "the engine did not start");
-	end_device(o, e1, list[1]);
+	open_end(o, e1, list[1]);
 	ibv_free_device_list(list);
+}
+
+void pair_open_devices(const struct pair_opts *o, struct pair_end *e0, struct pair_end *e1)
+{
+	open_both(o, e0, e1, end_device);
 }
 
 struct ibv_qp *pair_qp_create(const struct pair_opts *o, struct pair_end *x, struct ibv_cq *send_cq,
@@ -176,17 +185,7 @@ static void end_connect(const struct pair_opts *o, struct pair_end *x, const str
 
 void pair_open(const struct pair_opts *o, struct pair_end *e0, struct pair_end *e1)
 {
-	struct ibv_device **list;
-	int n;
-
-	pair_env(o);
-	list = ibv_get_device_list(&n);
-	cr_assert_not_null(list);
-	cr_assert_eq(n, 2, "DROCE_DEVICES names %d devices", n);
-	pair_end_open(o, e0, list[0]);
-	cr_assert(droce_engine_running(), "the engine did not start");
-	pair_end_open(o, e1, list[1]);
-	ibv_free_device_list(list);
+	open_both(o, e0, e1, pair_end_open);
 	end_connect(o, e0, e1);
 	end_connect(o, e1, e0);
 }

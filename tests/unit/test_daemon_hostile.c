@@ -100,6 +100,42 @@ static int recv_then_error(struct test_app_end *e, struct ibv_qp *qp)
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
 }
 
+/* Device 0 with an SRQ and a QP on it in INIT (its moves to ERR raise Last WQE Reached). */
+static int srq_qp_open(struct test_app_end *e, struct ibv_qp **qp)
+{
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 4, .max_sge = 1}};
+	struct ibv_srq *srq;
+	int rc = test_app_end_open(e, 0, IBV_QPT_RC, 4096);
+
+	if (rc != 0)
+		FAIL(0, "open: %s", strerror(rc));
+	srq = ibv_create_srq(e->pd, &sa);
+	*qp = srq != NULL ? qp_on(e, e->cq, srq) : NULL;
+	if (*qp == NULL)
+		FAIL(0, "SRQ, QP: %s", strerror(errno));
+	return 0;
+}
+
+/* @p n async events: the QP of an SRQ to ERR (Last WQE Reached) and back to RESET. */
+static int last_wqe_events(struct ibv_qp *qp, int n)
+{
+	struct ibv_qp_attr err = {.qp_state = IBV_QPS_ERR}, reset = {.qp_state = IBV_QPS_RESET};
+
+	for (int i = 0; i < n; i++)
+		if (ibv_modify_qp(qp, &err, IBV_QP_STATE) != 0 ||
+		    ibv_modify_qp(qp, &reset, IBV_QP_STATE) != 0)
+			FAIL(0, "modify %d", i);
+	return 0;
+}
+
+/* The abuser did its worst: wait until the test lets it go. */
+static int wedged(void)
+{
+	__atomic_store_n(&meet->wedged, 1, __ATOMIC_RELEASE);
+	test_wait_word(&meet->release, 1);
+	return 0;
+}
+
 /* Another application: objects made and a flushed receive seen, on device 1. */
 static int bystander(void *arg)
 {
@@ -173,9 +209,7 @@ static int channel_filler(void *arg)
 	}
 	if (n != 1)
 		FAIL(0, "no flushed receive");
-	__atomic_store_n(&meet->wedged, 1, __ATOMIC_RELEASE);
-	test_wait_word(&meet->release, 1);
-	return 0; /* droced releases the rest */
+	return wedged(); /* droced releases the rest */
 }
 
 Test(daemon_hostile, a_full_completion_channel_does_not_stop_the_engine)
@@ -190,28 +224,18 @@ Test(daemon_hostile, a_full_completion_channel_does_not_stop_the_engine)
  */
 static int async_filler(void *arg)
 {
-	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 4, .max_sge = 1}};
 	struct ibv_qp_attr err = {.qp_state = IBV_QPS_ERR};
 	struct test_app_end e;
-	struct ibv_srq *srq;
 	struct ibv_qp *qp;
-	int rc;
 
 	(void)arg;
-	rc = test_app_end_open(&e, 0, IBV_QPT_RC, 4096);
-	if (rc != 0)
-		FAIL(0, "open: %s", strerror(rc));
-	srq = ibv_create_srq(e.pd, &sa);
-	qp = srq != NULL ? qp_on(&e, e.cq, srq) : NULL;
-	if (qp == NULL)
-		FAIL(0, "SRQ, QP: %s", strerror(errno));
+	if (srq_qp_open(&e, &qp) != 0)
+		return 1;
 	if (write(e.ctx->async_fd, &efd_full, sizeof(efd_full)) < 0)
 		(void)0;
 	if (ibv_modify_qp(qp, &err, IBV_QP_STATE) != 0)
 		FAIL(0, "QP to ERR");
-	__atomic_store_n(&meet->wedged, 1, __ATOMIC_RELEASE);
-	test_wait_word(&meet->release, 1);
-	return 0;
+	return wedged();
 }
 
 Test(daemon_hostile, a_full_async_eventfd_does_not_stop_droced)
@@ -302,29 +326,14 @@ static void expect_asleep(const struct idle_window *w, const char *what)
 /* More async events than the event ring holds, none of them read. */
 static int event_flooder(void *arg)
 {
-	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 4, .max_sge = 1}};
-	struct ibv_qp_attr err = {.qp_state = IBV_QPS_ERR}, reset = {.qp_state = IBV_QPS_RESET};
 	struct test_app_end e;
-	struct ibv_srq *srq;
 	struct ibv_qp *qp;
-	int rc;
 
 	(void)arg;
-	rc = test_app_end_open(&e, 0, IBV_QPT_RC, 4096);
-	if (rc != 0)
-		FAIL(0, "open: %s", strerror(rc));
-	srq = ibv_create_srq(e.pd, &sa);
-	qp = srq != NULL ? qp_on(&e, e.cq, srq) : NULL;
-	if (qp == NULL)
-		FAIL(0, "SRQ, QP: %s", strerror(errno));
 	/* each move to ERR raises Last WQE Reached: 300 events, 256 slots */
-	for (int i = 0; i < 300; i++)
-		if (ibv_modify_qp(qp, &err, IBV_QP_STATE) != 0 ||
-		    ibv_modify_qp(qp, &reset, IBV_QP_STATE) != 0)
-			FAIL(0, "modify %d", i);
-	__atomic_store_n(&meet->wedged, 1, __ATOMIC_RELEASE);
-	test_wait_word(&meet->release, 1);
-	return 0;
+	if (srq_qp_open(&e, &qp) != 0 || last_wqe_events(qp, 300) != 0)
+		return 1;
+	return wedged();
 }
 
 /*
@@ -351,32 +360,19 @@ static void asleep_while(pid_t app, const char *what)
 /* The consumer index of the application's event ring made garbage, then an event. */
 static int ring_breaker(void *arg)
 {
-	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 4, .max_sge = 1}};
-	struct ibv_qp_attr err = {.qp_state = IBV_QPS_ERR}, reset = {.qp_state = IBV_QPS_RESET};
 	struct test_app_end e;
-	struct ibv_srq *srq;
 	struct ibv_qp *qp;
-	int rc;
 
 	(void)arg;
-	rc = test_app_end_open(&e, 0, IBV_QPT_RC, 4096);
-	if (rc != 0)
-		FAIL(0, "open: %s", strerror(rc));
-	srq = ibv_create_srq(e.pd, &sa);
-	qp = srq != NULL ? qp_on(&e, e.cq, srq) : NULL;
-	if (qp == NULL)
-		FAIL(0, "SRQ, QP: %s", strerror(errno));
+	if (srq_qp_open(&e, &qp) != 0)
+		return 1;
 	/* the ring's consumer index line (doc/rings.md): released more than was published */
 	__atomic_store_n((uint32_t *)((uint8_t *)to_dctx(e.ctx)->remote->events.addr + 128),
 			 0x7654321u, __ATOMIC_RELEASE);
 	/* droced loads it once the ring looks full: more events than slots */
-	for (int i = 0; i < 300; i++)
-		if (ibv_modify_qp(qp, &err, IBV_QP_STATE) != 0 ||
-		    ibv_modify_qp(qp, &reset, IBV_QP_STATE) != 0)
-			FAIL(0, "modify %d", i);
-	__atomic_store_n(&meet->wedged, 1, __ATOMIC_RELEASE);
-	test_wait_word(&meet->release, 1);
-	return 0;
+	if (last_wqe_events(qp, 300) != 0)
+		return 1;
+	return wedged();
 }
 
 Test(daemon_hostile, a_broken_event_ring_does_not_keep_droced_busy)
@@ -421,9 +417,7 @@ static int fd_eater(void *arg)
 	if (made == 1000)
 		FAIL(0, "droced made 1000 CQs with 300 descriptors");
 	meet->made = (unsigned int)made;
-	__atomic_store_n(&meet->wedged, 1, __ATOMIC_RELEASE);
-	test_wait_word(&meet->release, 1);
-	return 0;
+	return wedged();
 }
 
 /*
