@@ -116,36 +116,6 @@ static uint8_t *target_slot(struct bw *b, const struct dir *d, unsigned int q, u
 	       (m % b->slots) * b->stride;
 }
 
-/* The remote side of WR @p wr (message @p m of QP @p q): READ, WRITE or atomic target. */
-static void set_remote(struct bw *b, const struct dir *d, struct ibv_send_wr *wr, unsigned int q,
-		       uint64_t m)
-{
-	const struct perf_dest *peer = &d->peer[q];
-	uint64_t addr = peer->vaddr + (m % b->remote_slots) * b->stride;
-
-	switch (b->o->verb) {
-	case PERF_WRITE:
-		wr->opcode = IBV_WR_RDMA_WRITE;
-		break;
-	case PERF_READ:
-		wr->opcode = IBV_WR_RDMA_READ;
-		break;
-	case PERF_ATOMIC:
-		/* perftest's operands: add 1, or compare with 0 and swap in 0 */
-		wr->opcode =
-			b->o->atomic_cas ? IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD;
-		wr->wr.atomic.remote_addr = addr;
-		wr->wr.atomic.rkey = peer->rkey;
-		wr->wr.atomic.compare_add = b->o->atomic_cas ? 0 : PERF_ATOMIC_ADD;
-		wr->wr.atomic.swap = PERF_ATOMIC_SWAP;
-		return;
-	case PERF_SEND:
-		return;
-	}
-	wr->wr.rdma.remote_addr = addr;
-	wr->wr.rdma.rkey = peer->rkey;
-}
-
 static int post_sends(struct bw *b, struct dir *d, unsigned int q, unsigned int count)
 {
 	struct perf_ctx *c = b->c;
@@ -159,7 +129,7 @@ static int post_sends(struct bw *b, struct dir *d, unsigned int q, unsigned int 
 		uint64_t m = d->posted[q] + i;
 		uint8_t *buf = local_slot(b, d, q, m);
 
-		if (b->o->check && (b->o->verb == PERF_READ || b->o->verb == PERF_ATOMIC))
+		if (b->o->check && perf_verb_one_sided(b->o->verb))
 			memset(buf, 0, b->size);
 		else if (b->o->check)
 			perf_pattern_fill(buf, b->size, q, m);
@@ -173,16 +143,11 @@ static int post_sends(struct bw *b, struct dir *d, unsigned int q, unsigned int 
 		};
 		if ((m + 1) % b->cq_mod == 0 || m + 1 == b->target)
 			wr[i].send_flags |= IBV_SEND_SIGNALED;
-		if ((b->o->verb == PERF_WRITE || b->o->verb == PERF_SEND) &&
-		    b->size <= c->max_inline)
+		if (perf_wr_inline(c, b->size))
 			wr[i].send_flags |= IBV_SEND_INLINE;
-		wr[i].opcode = IBV_WR_SEND;
-		set_remote(b, d, &wr[i], q, m);
-		if (b->o->verb == PERF_SEND && b->o->qp_type == IBV_QPT_UD) {
-			wr[i].wr.ud.ah = e->ah[q];
-			wr[i].wr.ud.remote_qpn = e->remote_qpn[q];
-			wr[i].wr.ud.remote_qkey = 0x11111111u;
-		}
+		/* the READ, WRITE or atomic target of message m at the peer's QP q */
+		perf_wr_set_verb(c, e, q, d->peer[q].vaddr + (m % b->remote_slots) * b->stride,
+				 d->peer[q].rkey, &wr[i]);
 	}
 	rc = ibv_post_send(e->qp[q], wr, &bad);
 	if (rc != 0) {

@@ -537,7 +537,7 @@ int perf_cli_parse(int argc, char **argv, struct perf_opts *o)
 	}
 	if (o->cq_mod > o->tx_depth)
 		o->cq_mod = o->tx_depth;
-	if (o->verb == PERF_READ || o->verb == PERF_ATOMIC)
+	if (perf_verb_one_sided(o->verb))
 		o->inline_size = 0;
 	return check_combination(o, &g);
 }

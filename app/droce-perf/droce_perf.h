@@ -5,9 +5,8 @@
  * files: cli.c (options), res.c (verbs resources of one end, connection),
  * loopback.c (two ends in one process), twohost.c (one end, the other a
  * perftest or droce-perf elsewhere; perf_oob.h: the exchange), bw.c, lat.c,
- * lat_twohost.c (the measurements), events.c (-e: sleeping on completion
- * channels), pattern.c (payload pattern for --check), report.c (text and
- * JSON output).
+ * lat_twohost.c (the measurements), wr.c (their work requests), events.c (-e: sleeping on
+ * completion channels), pattern.c (payload pattern for --check), report.c (text and JSON output).
  */
 #ifndef DROCE_PERF_H
 #define DROCE_PERF_H
@@ -43,6 +42,14 @@ enum perf_verb {
 #define PERF_ATOMIC_SIZE 8 /* an atomic's operand, the only size of atomic tests */
 #define PERF_ATOMIC_ADD  1 /* perftest's FETCH_AND_ADD adds 1 */
 #define PERF_ATOMIC_SWAP 0 /* and its CMP_AND_SWAP compares and swaps 0 */
+
+#define PERF_UD_QKEY 0x11111111u /* perftest's Q_Key */
+
+/* READ and atomics: the request is the whole of a message, nothing is sent to a receive. */
+static inline bool perf_verb_one_sided(enum perf_verb v)
+{
+	return v == PERF_READ || v == PERF_ATOMIC;
+}
 
 enum perf_kind {
 	PERF_BW,
@@ -217,6 +224,22 @@ int perf_lat_twohost_run(struct perf_ctx *c, uint32_t size, perf_ready_fn ready,
 void perf_lat_stats(double *samples, uint64_t n, uint32_t size, struct perf_lat_result *r);
 /* the message sizes of the run (-s, or -a's); their count */
 unsigned int perf_sizes(const struct perf_ctx *c, uint32_t *sizes, unsigned int cap);
+
+/*
+ * wr.c: a send WR's opcode and remote side for the test's verb (@p remote_addr and
+ * @p rkey: the target of WRITE, READ, atomics; UD SENDs go through @p e's AH of QP @p q),
+ * and whether @p size bytes go inline.
+ */
+void perf_wr_set_verb(const struct perf_ctx *c, const struct perf_end *e, unsigned int q,
+		      uint64_t remote_addr, uint32_t rkey, struct ibv_send_wr *wr);
+bool perf_wr_inline(const struct perf_ctx *c, uint32_t size);
+#define PERF_LAT_SIGNAL_EVERY 64 /* of the latency tests' send queue: reaped in time */
+/*
+ * One latency message from @p buf on @p e's QP 0 to @p peer: one-sided requests
+ * signaled, others every PERF_LAT_SIGNAL_EVERY-th (*@p sent counts them); 0 or -1 (reported).
+ */
+int perf_lat_post(const struct perf_ctx *c, struct perf_end *e, const struct perf_dest *peer,
+		  uint8_t *buf, uint32_t size, uint64_t wr_id, uint64_t *sent);
 
 /* pattern.c: the bytes of message @p msg of QP @p qp; its last byte is never 0
  * and differs from the previous message's. */

@@ -14,8 +14,6 @@
 
 #include "droce_perf.h"
 
-#define SIGNAL_EVERY 64 /* of LAT_SQ send queue slots */
-
 struct lat {
 	struct perf_ctx *c;
 	const struct perf_opts *o;
@@ -74,7 +72,7 @@ static int poll_end(struct lat *l, int end, bool want_recv, bool *got)
 				return -1;
 			}
 			*got = true;
-		} else if (l->o->verb == PERF_READ || l->o->verb == PERF_ATOMIC) {
+		} else if (perf_verb_one_sided(l->o->verb)) {
 			*got = true;
 		}
 	}
@@ -83,56 +81,16 @@ static int poll_end(struct lat *l, int end, bool want_recv, bool *got)
 
 static bool one_sided(const struct lat *l)
 {
-	return l->o->verb == PERF_READ || l->o->verb == PERF_ATOMIC;
+	return perf_verb_one_sided(l->o->verb);
 }
 
 static int post(struct lat *l, int from, uint64_t msg)
 {
-	struct perf_end *e = &l->c->end[from];
-	const struct perf_dest *peer = &l->c->end[!from].local[0];
 	uint8_t *buf = one_sided(l) ? recv_buf(l, from) : send_buf(l, from);
-	struct ibv_sge s = {.addr = (uintptr_t)buf, .length = l->size, .lkey = e->mr->lkey};
-	struct ibv_send_wr wr = {.wr_id = msg, .sg_list = &s, .num_sge = 1}, *bad;
-	int rc;
 
-	if (one_sided(l) || ++l->sent[from] % SIGNAL_EVERY == 0)
-		wr.send_flags = IBV_SEND_SIGNALED;
-	if (!one_sided(l) && l->size <= l->c->max_inline)
-		wr.send_flags |= IBV_SEND_INLINE;
-	switch (l->o->verb) {
-	case PERF_WRITE:
-		wr.opcode = IBV_WR_RDMA_WRITE;
-		wr.wr.rdma.remote_addr = peer->vaddr; /* its receive half (vaddr_off) */
-		wr.wr.rdma.rkey = peer->rkey;
-		break;
-	case PERF_READ:
-		wr.opcode = IBV_WR_RDMA_READ;
-		wr.wr.rdma.remote_addr = peer->vaddr;
-		wr.wr.rdma.rkey = peer->rkey;
-		break;
-	case PERF_ATOMIC:
-		wr.opcode =
-			l->o->atomic_cas ? IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD;
-		wr.wr.atomic.remote_addr = peer->vaddr;
-		wr.wr.atomic.rkey = peer->rkey;
-		wr.wr.atomic.compare_add = l->o->atomic_cas ? 0 : PERF_ATOMIC_ADD;
-		wr.wr.atomic.swap = PERF_ATOMIC_SWAP;
-		break;
-	case PERF_SEND:
-		wr.opcode = IBV_WR_SEND;
-		if (l->o->qp_type == IBV_QPT_UD) {
-			wr.wr.ud.ah = e->ah[0];
-			wr.wr.ud.remote_qpn = e->remote_qpn[0];
-			wr.wr.ud.remote_qkey = 0x11111111u;
-		}
-		break;
-	}
-	rc = ibv_post_send(e->qp[0], &wr, &bad);
-	if (rc != 0) {
-		fprintf(stderr, "droce-perf: ibv_post_send: %s\n", strerror(rc));
-		return -1;
-	}
-	return 0;
+	/* WRITE: the peer's receive half (vaddr_off) */
+	return perf_lat_post(l->c, &l->c->end[from], &l->c->end[!from].local[0], buf, l->size, msg,
+			     &l->sent[from]);
 }
 
 static int post_recv(struct lat *l, int end, uint64_t id)

@@ -18,8 +18,6 @@
 
 #include "droce_perf.h"
 
-#define SIGNAL_EVERY 64 /* of the LAT_SQ send queue: completions reaped in time */
-
 struct tlat {
 	struct perf_ctx *c;
 	const struct perf_opts *o;
@@ -35,7 +33,7 @@ struct tlat {
 
 static bool one_sided(const struct tlat *t)
 {
-	return t->o->verb == PERF_READ || t->o->verb == PERF_ATOMIC;
+	return perf_verb_one_sided(t->o->verb);
 }
 
 static int post_recv(struct tlat *t)
@@ -50,51 +48,11 @@ static int post_recv(struct tlat *t)
 
 static int post(struct tlat *t, uint64_t k)
 {
-	const struct perf_dest *peer = &t->c->peer[0];
-	uint8_t *buf = one_sided(t) ? t->rx : t->e->buf;
-	struct ibv_sge s = {.addr = (uintptr_t)buf, .length = t->size, .lkey = t->e->mr->lkey};
-	struct ibv_send_wr wr = {.wr_id = k, .sg_list = &s, .num_sge = 1}, *bad;
-	int rc;
-
-	if (one_sided(t) || ++t->sent % SIGNAL_EVERY == 0)
-		wr.send_flags = IBV_SEND_SIGNALED;
-	if (!one_sided(t) && t->size <= t->c->max_inline)
-		wr.send_flags |= IBV_SEND_INLINE;
-	switch (t->o->verb) {
-	case PERF_WRITE:
+	/* write_lat: the k-th message ends in the byte k mod 256 */
+	if (t->o->verb == PERF_WRITE)
 		t->e->buf[t->size - 1] = (uint8_t)k;
-		wr.opcode = IBV_WR_RDMA_WRITE;
-		wr.wr.rdma.remote_addr = peer->vaddr;
-		wr.wr.rdma.rkey = peer->rkey;
-		break;
-	case PERF_READ:
-		wr.opcode = IBV_WR_RDMA_READ;
-		wr.wr.rdma.remote_addr = peer->vaddr;
-		wr.wr.rdma.rkey = peer->rkey;
-		break;
-	case PERF_ATOMIC:
-		wr.opcode =
-			t->o->atomic_cas ? IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD;
-		wr.wr.atomic.remote_addr = peer->vaddr;
-		wr.wr.atomic.rkey = peer->rkey;
-		wr.wr.atomic.compare_add = t->o->atomic_cas ? 0 : PERF_ATOMIC_ADD;
-		wr.wr.atomic.swap = PERF_ATOMIC_SWAP;
-		break;
-	case PERF_SEND:
-		wr.opcode = IBV_WR_SEND;
-		if (t->o->qp_type == IBV_QPT_UD) {
-			wr.wr.ud.ah = t->e->ah[0];
-			wr.wr.ud.remote_qpn = t->e->remote_qpn[0];
-			wr.wr.ud.remote_qkey = 0x11111111u;
-		}
-		break;
-	}
-	rc = ibv_post_send(t->e->qp[0], &wr, &bad);
-	if (rc != 0) {
-		fprintf(stderr, "droce-perf: ibv_post_send: %s\n", strerror(rc));
-		return -1;
-	}
-	return 0;
+	return perf_lat_post(t->c, t->e, &t->c->peer[0], one_sided(t) ? t->rx : t->e->buf, t->size,
+			     k, &t->sent);
 }
 
 /*

@@ -81,7 +81,7 @@ void perf_report_header(const struct perf_ctx *c)
 	printf(" Mtu             : %u[B]\n", mtu_bytes(c->mtu));
 	printf(" Link type       : %s\n", link_name(c));
 	printf(" GID index       : %d\n", c->end[c->me].gid_index);
-	if (o->verb == PERF_READ || o->verb == PERF_ATOMIC)
+	if (perf_verb_one_sided(o->verb))
 		printf(" Outstand reads  : %u\n", c->outs);
 	else
 		printf(" Max inline data : %u[B]\n", c->max_inline);

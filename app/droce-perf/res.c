@@ -17,7 +17,6 @@
 
 #include "droce_perf.h"
 
-#define PERF_QKEY      0x11111111u
 #define PERF_HOP_LIMIT 64
 #define PORT_WAIT_S    10
 
@@ -56,7 +55,7 @@ static int qp_to_init(const struct perf_ctx *c, struct ibv_qp *qp)
 	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
 
 	if (c->o->qp_type == IBV_QPT_UD) {
-		a.qkey = PERF_QKEY;
+		a.qkey = PERF_UD_QKEY;
 		mask |= IBV_QP_QKEY;
 	} else {
 		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
@@ -103,9 +102,7 @@ static int create_qps(struct perf_ctx *c, struct perf_end *e)
 		/* READs and atomics: as many at once as the device answers (-o); else 1 */
 		e->local[i] = (struct perf_dest){
 			.lid = e->port.lid,
-			.out_reads = (uint16_t)(c->o->verb == PERF_READ || c->o->verb == PERF_ATOMIC
-							? c->outs
-							: 1),
+			.out_reads = (uint16_t)(perf_verb_one_sided(c->o->verb) ? c->outs : 1),
 			.qpn = e->qp[i]->qp_num,
 			.psn = (uint32_t)lrand48() & 0xffffff,
 			.rkey = e->mr->rkey,

@@ -324,6 +324,7 @@ int droce_daemon_run(struct droce_daemon *d, int stop_fd)
 		/* a full event ring is retried every 10 ms until its application takes some;
 		 * connections that never open a device are looked at every second */
 		n = epoll_wait(d->epfd, evs, 32, throttled ? 10 : unopened ? 1000 : -1);
+		__atomic_store_n(&d->loop_passes, d->loop_passes + 1, __ATOMIC_RELAXED);
 		if (n < 0 && errno != EINTR)
 			return -errno;
 		if (unopened)

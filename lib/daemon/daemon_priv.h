@@ -79,6 +79,9 @@ struct droce_daemon {
 	unsigned int n_clients, next_id, throttled;
 	unsigned int live_objects; /* objects of every connection (max_objects_total) */
 	timer_t guard; /* interrupts a write to an application's eventfd that would block */
+	/* times the loop woke from epoll_wait (/droced/loop): written by the loop, read by the
+	 * telemetry thread, a count only (relaxed) */
+	uint64_t loop_passes;
 	bool guard_ok;
 };
 
@@ -99,7 +102,7 @@ bool devents_forward(struct dclient *c);
 int devents_guard_init(struct droce_daemon *d);
 
 /* daemon_telemetry.c */
-/** /droced/clients and /droced/client on DPDK telemetry, showing @p d. */
+/** /droced/clients, /droced/client and /droced/loop on DPDK telemetry, showing @p d. */
 void dtelemetry_register(struct droce_daemon *d);
 void dtelemetry_unregister(void);
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * droced's own DPDK telemetry commands, beside the engine's (/droce/ports,
- * /droce/qps...): the applications it serves. The commands run on the EAL's
- * telemetry thread; the client list is read under the daemon's list lock.
+ * /droce/qps...): the applications it serves, and how often its loop woke. The commands run on the
+ * EAL's telemetry thread; the client list is read under the daemon's list lock.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -71,6 +71,22 @@ static int tel_client(const char *cmd, const char *params, struct rte_tel_data *
 	return rc;
 }
 
+static int tel_loop(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	pthread_mutex_lock(&served_lock);
+	if (served == NULL) {
+		pthread_mutex_unlock(&served_lock);
+		return -ENODEV;
+	}
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "passes",
+				  __atomic_load_n(&served->loop_passes, __ATOMIC_RELAXED));
+	pthread_mutex_unlock(&served_lock);
+	return 0;
+}
+
 void dtelemetry_register(struct droce_daemon *d)
 {
 	static bool done;
@@ -87,6 +103,9 @@ void dtelemetry_register(struct droce_daemon *d)
 	rte_telemetry_register_cmd(
 		"/droced/client", tel_client,
 		"A connected application: uid, objects, device. Parameter: its pid");
+	rte_telemetry_register_cmd(
+		"/droced/loop", tel_loop,
+		"How often droced's loop has woken (each a pass over its events). No parameters");
 }
 
 void dtelemetry_unregister(void)

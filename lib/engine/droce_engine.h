@@ -159,6 +159,13 @@ void droce_engine_sync(void);
 int droce_engine_capture(const char *port, const char *path);
 
 /**
+ * A decimal number in [@p min, @p max], the value of a DROCE_DEVICES key or a fault item:
+ * digits only (no sign, no surrounding text; leading zeros are decimal, not octal).
+ * @return 0 with *@p out written; -EINVAL (anything else, *@p out untouched).
+ */
+int droce_engine_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out);
+
+/**
  * Parse a fault specification, the text of DROCE_DEVICES' fault= key: items
  * kind:value joined by '+' (drop, dup, reorder, corrupt, delay: rates 0..1;
  * drop_at: indices I/J-K; after, reorder_us, delay_us, seed; match:roce|all),

@@ -26,14 +26,16 @@ static int parse_rate(const char *s, double *out)
 	return 0;
 }
 
-static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
+int droce_engine_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
 {
 	char *end;
 	unsigned long v;
 
+	if (s == NULL || out == NULL || *s < '0' || *s > '9')
+		return -EINVAL; /* strtoul would take a sign or white space */
 	errno = 0;
 	v = strtoul(s, &end, 10); /* decimal: "0100" is 100, not octal */
-	if (errno != 0 || *s == '\0' || *s == '-' || *end != '\0' || v < min || v > max)
+	if (errno != 0 || *end != '\0' || v < min || v > max)
 		return -EINVAL;
 	*out = (uint32_t)v;
 	return 0;
@@ -87,11 +89,11 @@ static int parse_item(struct droce_engine_fault_conf *f, const char *kind, char 
 	if (strcmp(kind, "delay") == 0)
 		return parse_rate(v, &f->delay);
 	if (strcmp(kind, "after") == 0)
-		return parse_u32(v, 1, 1024, &f->reorder_after);
+		return droce_engine_parse_u32(v, 1, 1024, &f->reorder_after);
 	if (strcmp(kind, "reorder_us") == 0)
-		return parse_u32(v, 1, 1000000, &f->reorder_max_us);
+		return droce_engine_parse_u32(v, 1, 1000000, &f->reorder_max_us);
 	if (strcmp(kind, "delay_us") == 0)
-		return parse_u32(v, 1, 1000000, &f->delay_us);
+		return droce_engine_parse_u32(v, 1, 1000000, &f->delay_us);
 	if (strcmp(kind, "seed") == 0)
 		return parse_u64(v, &f->seed);
 	if (strcmp(kind, "match") == 0) {

@@ -29,19 +29,6 @@ static int parse_mac(const char *s, uint8_t mac[6])
 	return 0;
 }
 
-static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10); /* decimal: "01500" is 1500, not octal */
-	if (errno != 0 || *s == '\0' || *end != '\0' || v < min || v > max)
-		return -EINVAL;
-	*out = (uint32_t)v;
-	return 0;
-}
-
 static int parse_ip(struct droce_port_cfg *p, const char *s)
 {
 	uint8_t a[16];
@@ -108,16 +95,17 @@ static int parse_kv(struct droce_port_cfg *p, char *kv, char *err, size_t errlen
 	else if (strcmp(kv, "neigh") == 0)
 		rc = parse_neigh(p, val);
 	else if (strcmp(kv, "mtu") == 0)
-		rc = parse_u32(val, 576, 9216, &p->eth_mtu);
+		rc = droce_engine_parse_u32(val, 576, 9216, &p->eth_mtu);
 	else if (strcmp(kv, "speed") == 0)
-		rc = parse_u32(val, 0, 800000, &p->speed_mbps);
+		rc = droce_engine_parse_u32(val, 0, 800000, &p->speed_mbps);
 	else if (strcmp(kv, "window") == 0) {
 		/* PSNs in flight: at least two AckReq periods, at most half the PSN space */
 		if (strcmp(val, "none") == 0) {
 			p->window = UINT32_MAX;
 			rc = 0;
 		} else {
-			rc = parse_u32(val, DROCE_ENGINE_WINDOW_MIN, 1u << 22, &p->window);
+			rc = droce_engine_parse_u32(val, DROCE_ENGINE_WINDOW_MIN, 1u << 22,
+						    &p->window);
 		}
 	} else if (strcmp(kv, "zero_copy") == 0) {
 		/* auto: where the port's device copies in software and injects no faults */
@@ -125,7 +113,7 @@ static int parse_kv(struct droce_port_cfg *p, char *kv, char *err, size_t errlen
 		p->zero_copy_auto = strcmp(val, "auto") == 0;
 	} else if (strcmp(kv, "zero_copy_min") == 0) {
 		/* payload bytes per packet from which zero copy is used */
-		rc = parse_u32(val, 1, 65536, &p->zero_copy_min);
+		rc = droce_engine_parse_u32(val, 1, 65536, &p->zero_copy_min);
 	} else if (strcmp(kv, "vdev") == 0) {
 		rc = (size_t)snprintf(p->vdev, sizeof(p->vdev), "%s", val) < sizeof(p->vdev)
 			     ? 0

@@ -109,6 +109,43 @@ const char *test_daemon_log(const struct test_daemon *t)
 	return buf;
 }
 
+/* droced's DPDK telemetry socket: its EAL's runtime folder, file prefix droce-<pid>. */
+static void telemetry_path(const struct test_daemon *t, char *path, size_t len)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	const char *base = getuid() == 0 ? "/var/run" : xdg != NULL ? xdg : "/tmp";
+
+	snprintf(path, len, "%s/dpdk/droce-%d/dpdk_telemetry.v2", base, (int)t->pid);
+}
+
+uint64_t test_daemon_telemetry_u64(const struct test_daemon *t, const char *cmd, const char *key)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	char reply[4096], field[64], *at;
+	unsigned long long v;
+	ssize_t n;
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	cr_assert_geq(s, 0);
+	telemetry_path(t, a.sun_path, sizeof(a.sun_path));
+	/* droced listens before its EAL serves telemetry: the socket comes a little later */
+	for (int i = 0; i < 1000 && access(a.sun_path, F_OK) != 0; i++)
+		usleep(10000);
+	cr_assert_eq(connect(s, (struct sockaddr *)&a, sizeof(a)), 0, "connect %s: %s", a.sun_path,
+		     strerror(errno));
+	cr_assert_gt(read(s, reply, sizeof(reply)), 0, "the telemetry greeting");
+	cr_assert_eq(write(s, cmd, strlen(cmd)), (ssize_t)strlen(cmd));
+	n = read(s, reply, sizeof(reply) - 1);
+	close(s);
+	cr_assert_gt(n, 0, "a reply to %s", cmd);
+	reply[n] = '\0';
+	snprintf(field, sizeof(field), "\"%s\":", key);
+	at = strstr(reply, field);
+	cr_assert_not_null(at, "%s answers no %s: %s", cmd, key, reply);
+	cr_assert_eq(sscanf(at + strlen(field), "%llu", &v), 1, "%s: %s", key, reply);
+	return v;
+}
+
 int test_daemon_stop(struct test_daemon *t)
 {
 	int status = 0, rc = -1;

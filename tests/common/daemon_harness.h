@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <infiniband/verbs.h>
@@ -38,6 +39,9 @@ int test_daemon_stop(struct test_daemon *t);
 
 /** droced's log (stderr) so far, for assertion messages; static buffer. */
 const char *test_daemon_log(const struct test_daemon *t);
+
+/** The number @p key of droced's answer to DPDK telemetry command @p cmd. Asserts on failure. */
+uint64_t test_daemon_telemetry_u64(const struct test_daemon *t, const char *cmd, const char *key);
 
 /** Run @p fn(@p arg) in a forked application process using @p t. */
 pid_t test_app_start(const struct test_daemon *t, int (*fn)(void *arg), void *arg);

@@ -19,30 +19,16 @@
 #include <string.h>
 #include <time.h>
 
-#include <infiniband/verbs.h>
-
 #include "droce_counters.h"
 #include "droce_engine.h"
 #include "droce_wire_pkt.h"
+#include "pair_harness.h"
 
-#define BUF_LEN  (1u << 20)
-#define LIVENESS 20 /* seconds before a wait is called hung */
-#define QKEY     0x11111111u
-#define HDRS     58u /* Ethernet, IPv4, UDP, BTH, ICRC */
-#define PMTU     1024u
+#define QKEY 0x11111111u
+#define HDRS 58u /* Ethernet, IPv4, UDP, BTH, ICRC */
+#define PMTU 1024u
 
-struct end {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	struct ibv_ah *ah;
-	union ibv_gid gid;
-	uint8_t *buf;
-};
-
-static struct end e0, e1;
+static struct pair_end e0, e1;
 
 struct conn {
 	uint8_t timeout, retry_cnt, rnr_retry;
@@ -52,116 +38,23 @@ static const struct conn conn_default = {.timeout = 16, .retry_cnt = 7, .rnr_ret
 
 /* ------------------------------------------------------------ set-up */
 
-static void end_open(struct end *x, struct ibv_device *dev, enum ibv_qp_type type)
-{
-	struct ibv_qp_init_attr ia = {
-		.cap = {.max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 1, .max_recv_sge = 1},
-		.qp_type = type,
-	};
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT,
-				.port_num = 1,
-				.qkey = QKEY,
-				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE};
-	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
-
-	if (type == IBV_QPT_RC)
-		a.qp_access_flags |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	mask |= type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
-	x->buf = aligned_alloc(4096, BUF_LEN);
-	cr_assert_not_null(x->buf);
-	memset(x->buf, 0, BUF_LEN);
-	x->ctx = ibv_open_device(dev);
-	cr_assert_not_null(x->ctx);
-	x->pd = ibv_alloc_pd(x->ctx);
-	cr_assert_not_null(x->pd);
-	x->cq = ibv_create_cq(x->ctx, 256, NULL, NULL, 0);
-	cr_assert_not_null(x->cq);
-	ia.send_cq = x->cq;
-	ia.recv_cq = x->cq;
-	x->qp = ibv_create_qp(x->pd, &ia);
-	cr_assert_not_null(x->qp, "create_qp: %s", strerror(errno));
-	x->mr = ibv_reg_mr(x->pd, x->buf, BUF_LEN,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
-	cr_assert_not_null(x->mr);
-	cr_assert_eq(ibv_query_gid(x->ctx, 1, 1, &x->gid), 0);
-	cr_assert_eq(ibv_modify_qp(x->qp, &a, mask), 0, "INIT: %s", strerror(errno));
-}
-
-static void end_connect(struct end *x, const struct end *peer, enum ibv_qp_type type,
-			const struct conn *c)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = peer->qp->qp_num,
-		.rq_psn = 0x123,
-		.max_dest_rd_atomic = 4,
-		.min_rnr_timer = 1, /* 0.01 ms */
-		.ah_attr = {.is_global = 1,
-			    .port_num = 1,
-			    .grh = {.dgid = peer->gid, .sgid_index = 1, .hop_limit = 64}},
-	};
-	int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-	int rts = IBV_QP_STATE | IBV_QP_SQ_PSN;
-
-	if (type == IBV_QPT_RC) {
-		rtr |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-		rts |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-		       IBV_QP_MAX_QP_RD_ATOMIC;
-	}
-	cr_assert_eq(ibv_modify_qp(x->qp, &a, rtr), 0, "RTR: %s", strerror(errno));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x123;
-	a.timeout = c->timeout;
-	a.retry_cnt = c->retry_cnt;
-	a.rnr_retry = c->rnr_retry;
-	a.max_rd_atomic = 4;
-	cr_assert_eq(ibv_modify_qp(x->qp, &a, rts), 0, "RTS: %s", strerror(errno));
-}
-
-static void end_ud_ready(struct end *x, const union ibv_gid *dgid)
-{
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTR};
-	struct ibv_ah_attr ah = {.is_global = 1,
-				 .port_num = 1,
-				 .grh = {.dgid = *dgid, .sgid_index = 1, .hop_limit = 64}};
-
-	cr_assert_eq(ibv_modify_qp(x->qp, &a, IBV_QP_STATE), 0);
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x123;
-	cr_assert_eq(ibv_modify_qp(x->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
-	x->ah = ibv_create_ah(x->pd, &ah);
-	cr_assert_not_null(x->ah);
-}
-
 /* Two ports back to back; @p f0 / @p f1 the fault= values of droce0 / droce1 (NULL: none). */
 static void setup(enum ibv_qp_type type, const char *f0, const char *f1, const struct conn *c)
 {
-	char devices[512];
-	struct ibv_device **list;
-	int n;
+	struct pair_opts o = pair_opts_default(type);
+	char k0[256], k1[256];
 
-	snprintf(devices, sizeof(devices),
-		 "droce0:mac=02:00:00:00:00:01,ip=10.0.0.1,mtu=1500,link=l0%s%s "
-		 "droce1:mac=02:00:00:00:00:02,ip=10.0.0.2,mtu=1500,link=l0%s%s",
-		 f0 ? ",fault=" : "", f0 ? f0 : "", f1 ? ",fault=" : "", f1 ? f1 : "");
-	setenv("DROCE_DEVICES", devices, 1);
-	/* ring links need no DMA memory: hugepages stay free for tests running beside */
-	setenv("DROCE_NO_HUGE", "1", 1);
-	list = ibv_get_device_list(&n);
-	cr_assert_eq(n, 2);
-	end_open(&e0, list[0], type);
-	cr_assert(droce_engine_running(), "the engine did not start");
-	end_open(&e1, list[1], type);
-	ibv_free_device_list(list);
-	if (type == IBV_QPT_UD) {
-		end_ud_ready(&e0, &e1.gid);
-		end_ud_ready(&e1, &e0.gid);
-	} else {
-		end_connect(&e0, &e1, type, c);
-		end_connect(&e1, &e0, type, c);
-	}
+	snprintf(k0, sizeof(k0), "%s%s", f0 ? ",fault=" : "", f0 ? f0 : "");
+	snprintf(k1, sizeof(k1), "%s%s", f1 ? ",fault=" : "", f1 ? f1 : "");
+	o.keys[0] = k0;
+	o.keys[1] = k1;
+	o.eth_mtu = 1500;
+	o.qkey = QKEY;
+	o.timeout = c->timeout;
+	o.retry_cnt = c->retry_cnt;
+	o.rnr_retry = c->rnr_retry;
+	o.no_huge = true;
+	pair_open(&o, &e0, &e1);
 }
 
 static void setup_rc(const char *f0, const char *f1, const struct conn *c)
@@ -170,43 +63,6 @@ static void setup_rc(const char *f0, const char *f1, const struct conn *c)
 }
 
 /* ------------------------------------------------------------ helpers */
-
-static double elapsed(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
-static uint64_t find_value(const struct droce_counter *c, int n, const char *name, const char *of)
-{
-	for (int i = 0; i < n; i++)
-		if (strcmp(c[i].name, name) == 0)
-			return c[i].value;
-	cr_assert_fail("%s has no counter %s", of, name);
-	return 0;
-}
-
-static uint64_t qp_ctr(const struct end *x, const char *name)
-{
-	struct droce_counter c[128];
-	int n = droce_qp_counters(x->qp, c, 128);
-
-	cr_assert_gt(n, 0, "droce_qp_counters: %s", strerror(-n));
-	cr_assert_leq(n, 128);
-	return find_value(c, n, name, "the QP");
-}
-
-static uint64_t port_ctr(const struct end *x, const char *name)
-{
-	struct droce_counter c[128];
-	int n = droce_port_counters(x->ctx, 1, c, 128);
-
-	cr_assert_gt(n, 0, "droce_port_counters: %s", strerror(-n));
-	cr_assert_leq(n, 128);
-	return find_value(c, n, name, "the port");
-}
 
 /*
  * Wait until nothing is in flight: over three loop passes in a row both pools
@@ -223,7 +79,7 @@ static void quiet(void)
 	while (calm < 3) {
 		bool idle = true;
 
-		cr_assert_lt(elapsed(&t0), LIVENESS, "the link never went quiet");
+		cr_assert_lt(pair_elapsed(&t0), PAIR_LIVENESS, "the link never went quiet");
 		droce_engine_sync();
 		for (int i = 0; i < 2; i++) {
 			cr_assert_eq(droce_engine_port_stats(names[i], &st), 0);
@@ -233,71 +89,39 @@ static void quiet(void)
 	}
 }
 
-/* The next completion of @p cq: its wr_id must be @p id. */
-static struct ibv_wc wait_wc(struct ibv_cq *cq, uint64_t id)
+/* Receives land in the second half of the buffer. */
+static void post_recv(struct pair_end *x, uint64_t id, uint32_t len, uint32_t lkey)
 {
-	struct timespec t0;
-	struct ibv_wc wc;
-
-	memset(&wc, 0, sizeof(wc));
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (elapsed(&t0) < LIVENESS) {
-		int n = ibv_poll_cq(cq, 1, &wc);
-
-		if (n == 0)
-			continue;
-		cr_assert_eq(n, 1);
-		cr_assert_eq(wc.wr_id, id, "completion %llu, expected %llu",
-			     (unsigned long long)wc.wr_id, (unsigned long long)id);
-		return wc;
-	}
-	cr_assert_fail("no completion %llu", (unsigned long long)id);
-	return wc;
+	pair_post_recv(x, id, (uint32_t)(x->len / 2), len, lkey);
 }
 
-static void post_recv(struct end *x, uint64_t id, uint32_t len, uint32_t lkey)
+/* From the start of x's buffer; atomics add 1 at offset 64 of the peer's, RDMA at 4096. */
+static void post_send(struct pair_end *x, const struct pair_end *to, uint64_t id,
+		      enum ibv_wr_opcode op, uint32_t len, uint32_t rkey)
 {
-	struct ibv_sge s = {.addr = (uintptr_t)x->buf + BUF_LEN / 2, .length = len, .lkey = lkey};
-	struct ibv_recv_wr wr = {.wr_id = id, .sg_list = &s, .num_sge = 1}, *bad;
+	bool atomic = op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_CMP_AND_SWP;
+	const struct pair_wr w = {.id = id,
+				  .op = op,
+				  .len = len,
+				  .roff = atomic ? 64 : 4096,
+				  .rkey = rkey,
+				  .compare_add = 1};
 
-	cr_assert_eq(ibv_post_recv(x->qp, &wr, &bad), 0);
+	pair_post_send(x, to, &w);
 }
 
-static void post_send(struct end *x, const struct end *to, uint64_t id, enum ibv_wr_opcode op,
-		      uint32_t len, uint32_t rkey)
-{
-	struct ibv_sge s = {.addr = (uintptr_t)x->buf, .length = len, .lkey = x->mr->lkey};
-	struct ibv_send_wr wr = {.wr_id = id,
-				 .sg_list = &s,
-				 .num_sge = len ? 1 : 0,
-				 .opcode = op,
-				 .send_flags = IBV_SEND_SIGNALED},
-			   *bad;
-
-	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_CMP_AND_SWP) {
-		wr.wr.atomic.remote_addr = (uintptr_t)to->buf + 64;
-		wr.wr.atomic.rkey = rkey;
-		wr.wr.atomic.compare_add = 1;
-	} else {
-		wr.wr.rdma.remote_addr = (uintptr_t)to->buf + 4096;
-		wr.wr.rdma.rkey = rkey;
-	}
-	cr_assert_eq(ibv_post_send(x->qp, &wr, &bad), 0, "post_send: %s", strerror(errno));
-}
-
-static void post_ud(struct end *x, struct ibv_ah *ah, uint32_t dqpn, uint64_t id, uint32_t len,
+/* A UD SEND through @p ah to QP @p dqpn with Q_Key @p qkey. */
+static void post_ud(struct pair_end *x, struct ibv_ah *ah, uint32_t dqpn, uint64_t id, uint32_t len,
 		    uint32_t qkey)
 {
-	struct ibv_sge s = {.addr = (uintptr_t)x->buf, .length = len, .lkey = x->mr->lkey};
-	struct ibv_send_wr wr = {.wr_id = id,
-				 .sg_list = &s,
-				 .num_sge = len ? 1 : 0,
-				 .opcode = IBV_WR_SEND,
-				 .send_flags = IBV_SEND_SIGNALED,
-				 .wr.ud = {.ah = ah, .remote_qpn = dqpn, .remote_qkey = qkey}},
-			   *bad;
+	const struct pair_wr w = {.id = id,
+				  .op = IBV_WR_SEND,
+				  .len = len,
+				  .ah = ah,
+				  .remote_qpn = dqpn,
+				  .remote_qkey = qkey};
 
-	cr_assert_eq(ibv_post_send(x->qp, &wr, &bad), 0, "post_send: %s", strerror(errno));
+	pair_post_send(x, NULL, &w);
 }
 
 /* One SEND of @p len from e0 into a receive of @p rlen at e1, both successful; then quiet. */
@@ -307,9 +131,9 @@ static void send_once(uint32_t len, uint32_t rlen)
 
 	post_recv(&e1, 100, rlen, e1.mr->lkey);
 	post_send(&e0, &e1, 1, IBV_WR_SEND, len, e1.mr->rkey);
-	wc = wait_wc(e0.cq, 1);
+	wc = pair_wait_wc(e0.cq, 1);
 	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "send: %s", ibv_wc_status_str(wc.status));
-	wc = wait_wc(e1.cq, 100);
+	wc = pair_wait_wc(e1.cq, 100);
 	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "receive: %s", ibv_wc_status_str(wc.status));
 	quiet();
 }
@@ -439,20 +263,20 @@ Test(counters, rc_send_counts_packets_bytes_and_messages)
 {
 	setup_rc(NULL, NULL, &conn_default);
 	send_once(100, 4096);
-	cr_expect_eq(qp_ctr(&e0, "sent_pkts"), 1, "one SEND_ONLY");
-	cr_expect_eq(qp_ctr(&e0, "sent_bytes"), HDRS + 100);
-	cr_expect_eq(qp_ctr(&e0, "rcvd_pkts"), 1, "one ACK");
-	cr_expect_eq(qp_ctr(&e0, "rcvd_bytes"), HDRS + 4, "BTH, AETH");
-	cr_expect_eq(qp_ctr(&e0, "rdma_sends"), 1);
-	cr_expect_eq(qp_ctr(&e1, "rcvd_pkts"), 1);
-	cr_expect_eq(qp_ctr(&e1, "rcvd_bytes"), HDRS + 100);
-	cr_expect_eq(qp_ctr(&e1, "sent_pkts"), 1);
-	cr_expect_eq(qp_ctr(&e1, "sent_bytes"), HDRS + 4);
-	cr_expect_eq(qp_ctr(&e1, "rdma_recvs"), 1);
+	cr_expect_eq(pair_qp_counter(&e0, "sent_pkts"), 1, "one SEND_ONLY");
+	cr_expect_eq(pair_qp_counter(&e0, "sent_bytes"), HDRS + 100);
+	cr_expect_eq(pair_qp_counter(&e0, "rcvd_pkts"), 1, "one ACK");
+	cr_expect_eq(pair_qp_counter(&e0, "rcvd_bytes"), HDRS + 4, "BTH, AETH");
+	cr_expect_eq(pair_qp_counter(&e0, "rdma_sends"), 1);
+	cr_expect_eq(pair_qp_counter(&e1, "rcvd_pkts"), 1);
+	cr_expect_eq(pair_qp_counter(&e1, "rcvd_bytes"), HDRS + 100);
+	cr_expect_eq(pair_qp_counter(&e1, "sent_pkts"), 1);
+	cr_expect_eq(pair_qp_counter(&e1, "sent_bytes"), HDRS + 4);
+	cr_expect_eq(pair_qp_counter(&e1, "rdma_recvs"), 1);
 	/* the ports: their one QP each */
-	cr_expect_eq(port_ctr(&e0, "sent_pkts"), 1);
-	cr_expect_eq(port_ctr(&e1, "rdma_recvs"), 1);
-	cr_expect_eq(port_ctr(&e1, "rcvd_bytes"), HDRS + 100);
+	cr_expect_eq(pair_port_counter(&e0, "sent_pkts"), 1);
+	cr_expect_eq(pair_port_counter(&e1, "rdma_recvs"), 1);
+	cr_expect_eq(pair_port_counter(&e1, "rcvd_bytes"), HDRS + 100);
 }
 
 Test(counters, rc_requests_by_kind)
@@ -465,18 +289,18 @@ Test(counters, rc_requests_by_kind)
 	post_send(&e0, &e1, 3, IBV_WR_ATOMIC_FETCH_AND_ADD, 8, e1.mr->rkey);
 	post_send(&e0, &e1, 4, IBV_WR_ATOMIC_CMP_AND_SWP, 8, e1.mr->rkey);
 	for (uint64_t id = 1; id <= 4; id++) {
-		wc = wait_wc(e0.cq, id);
+		wc = pair_wait_wc(e0.cq, id);
 		cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%llu: %s", (unsigned long long)id,
 			     ibv_wc_status_str(wc.status));
 	}
 	quiet();
-	cr_expect_eq(qp_ctr(&e1, "rx_write_requests"), 1, "one WRITE of three packets");
-	cr_expect_eq(qp_ctr(&e1, "rx_read_requests"), 1);
-	cr_expect_eq(qp_ctr(&e1, "rx_atomic_requests"), 2);
-	cr_expect_eq(qp_ctr(&e1, "rcvd_pkts"), 3 + 1 + 2);
-	cr_expect_eq(qp_ctr(&e0, "rdma_sends"), 0, "no SEND");
-	cr_expect_eq(qp_ctr(&e0, "sent_pkts"), 3 + 1 + 2);
-	cr_expect_eq(qp_ctr(&e0, "sent_bytes"),
+	cr_expect_eq(pair_qp_counter(&e1, "rx_write_requests"), 1, "one WRITE of three packets");
+	cr_expect_eq(pair_qp_counter(&e1, "rx_read_requests"), 1);
+	cr_expect_eq(pair_qp_counter(&e1, "rx_atomic_requests"), 2);
+	cr_expect_eq(pair_qp_counter(&e1, "rcvd_pkts"), 3 + 1 + 2);
+	cr_expect_eq(pair_qp_counter(&e0, "rdma_sends"), 0, "no SEND");
+	cr_expect_eq(pair_qp_counter(&e0, "sent_pkts"), 3 + 1 + 2);
+	cr_expect_eq(pair_qp_counter(&e0, "sent_bytes"),
 		     (HDRS + 16 + PMTU) + 2 * (HDRS + PMTU) + (HDRS + 16) + 2 * (HDRS + 28),
 		     "WRITE FIRST with RETH, MIDDLE, LAST; READ with RETH; atomics with AtomicETH");
 }
@@ -485,14 +309,16 @@ Test(counters, neighbour_miss_then_resolved)
 {
 	setup_rc(NULL, NULL, &conn_default);
 	send_once(100, 4096);
-	cr_expect_eq(qp_ctr(&e0, "neigh_miss"), 1, "the first packet waited for ARP");
-	cr_expect_eq(port_ctr(&e0, "neigh_requests"), 1, "one ARP request");
-	cr_expect_eq(qp_ctr(&e1, "neigh_miss"), 0, "the request taught droce1 droce0's MAC");
+	cr_expect_eq(pair_qp_counter(&e0, "neigh_miss"), 1, "the first packet waited for ARP");
+	cr_expect_eq(pair_port_counter(&e0, "neigh_requests"), 1, "one ARP request");
+	cr_expect_eq(pair_qp_counter(&e1, "neigh_miss"), 0,
+		     "the request taught droce1 droce0's MAC");
 	/* an entry learned from a request is confirmed by a unicast probe once used */
-	cr_expect_eq(port_ctr(&e1, "neigh_requests"), 1, "droce1's probe");
-	cr_expect_eq(port_ctr(&e1, "rx_not_roce"), 2, "the request and the probe's answer");
-	cr_expect_eq(port_ctr(&e0, "rx_not_roce"), 2, "the answer and the probe");
-	cr_expect_eq(port_ctr(&e0, "neigh_failed"), 0);
+	cr_expect_eq(pair_port_counter(&e1, "neigh_requests"), 1, "droce1's probe");
+	cr_expect_eq(pair_port_counter(&e1, "rx_not_roce"), 2,
+		     "the request and the probe's answer");
+	cr_expect_eq(pair_port_counter(&e0, "rx_not_roce"), 2, "the answer and the probe");
+	cr_expect_eq(pair_port_counter(&e0, "neigh_failed"), 0);
 }
 
 /* ------------------------------------------------------------ responder */
@@ -503,13 +329,13 @@ Test(counters, duplicate_request)
 	setup_rc("dup:1+match:roce", NULL, &conn_default);
 	post_recv(&e1, 100, 8192, e1.mr->lkey);
 	post_send(&e0, &e1, 1, IBV_WR_SEND, 3 * PMTU, e1.mr->rkey);
-	cr_expect_eq(wait_wc(e0.cq, 1).status, IBV_WC_SUCCESS);
-	cr_expect_eq(wait_wc(e1.cq, 100).status, IBV_WC_SUCCESS);
+	cr_expect_eq(pair_wait_wc(e0.cq, 1).status, IBV_WC_SUCCESS);
+	cr_expect_eq(pair_wait_wc(e1.cq, 100).status, IBV_WC_SUCCESS);
 	quiet();
-	cr_expect_eq(qp_ctr(&e1, "duplicate_request"), 3, "each of three packets again");
-	cr_expect_eq(qp_ctr(&e1, "rdma_recvs"), 1, "delivered once");
-	cr_expect_eq(qp_ctr(&e1, "rcvd_pkts"), 6);
-	cr_expect_eq(port_ctr(&e1, "duplicate_request"), 3);
+	cr_expect_eq(pair_qp_counter(&e1, "duplicate_request"), 3, "each of three packets again");
+	cr_expect_eq(pair_qp_counter(&e1, "rdma_recvs"), 1, "delivered once");
+	cr_expect_eq(pair_qp_counter(&e1, "rcvd_pkts"), 6);
+	cr_expect_eq(pair_port_counter(&e1, "duplicate_request"), 3);
 }
 
 Test(counters, gap_out_of_sequence_and_packet_seq_err)
@@ -518,16 +344,16 @@ Test(counters, gap_out_of_sequence_and_packet_seq_err)
 	setup_rc("drop_at:1+match:roce", NULL, &conn_default);
 	post_recv(&e1, 100, 8192, e1.mr->lkey);
 	post_send(&e0, &e1, 1, IBV_WR_SEND, 3 * PMTU, e1.mr->rkey);
-	cr_expect_eq(wait_wc(e0.cq, 1).status, IBV_WC_SUCCESS);
-	cr_expect_eq(wait_wc(e1.cq, 100).status, IBV_WC_SUCCESS);
+	cr_expect_eq(pair_wait_wc(e0.cq, 1).status, IBV_WC_SUCCESS);
+	cr_expect_eq(pair_wait_wc(e1.cq, 100).status, IBV_WC_SUCCESS);
 	quiet();
-	cr_expect_eq(qp_ctr(&e1, "out_of_sequence"), 1, "one gap");
-	cr_expect_eq(qp_ctr(&e0, "packet_seq_err"), 1, "one NAK sequence error");
-	cr_expect_eq(qp_ctr(&e0, "completer_retry_err"), 1, "one go-back-N");
-	cr_expect_eq(qp_ctr(&e0, "sent_pkts"), 3 + 2, "packets 1 and 2 again");
-	cr_expect_eq(qp_ctr(&e0, "local_ack_timeout_err"), 0);
-	cr_expect_eq(qp_ctr(&e1, "duplicate_request"), 0);
-	cr_expect_eq(qp_ctr(&e1, "rdma_recvs"), 1);
+	cr_expect_eq(pair_qp_counter(&e1, "out_of_sequence"), 1, "one gap");
+	cr_expect_eq(pair_qp_counter(&e0, "packet_seq_err"), 1, "one NAK sequence error");
+	cr_expect_eq(pair_qp_counter(&e0, "completer_retry_err"), 1, "one go-back-N");
+	cr_expect_eq(pair_qp_counter(&e0, "sent_pkts"), 3 + 2, "packets 1 and 2 again");
+	cr_expect_eq(pair_qp_counter(&e0, "local_ack_timeout_err"), 0);
+	cr_expect_eq(pair_qp_counter(&e1, "duplicate_request"), 0);
+	cr_expect_eq(pair_qp_counter(&e1, "rdma_recvs"), 1);
 }
 
 Test(counters, rnr_sent_received_and_exceeded)
@@ -538,15 +364,15 @@ Test(counters, rnr_sent_received_and_exceeded)
 	setup_rc(NULL, NULL, &c);
 	/* no receive at droce1: RNR NAK, one retry, RNR NAK, rnr_retry used up */
 	post_send(&e0, &e1, 1, IBV_WR_SEND, 100, e1.mr->rkey);
-	wc = wait_wc(e0.cq, 1);
+	wc = pair_wait_wc(e0.cq, 1);
 	cr_expect_eq(wc.status, IBV_WC_RNR_RETRY_EXC_ERR, "%s", ibv_wc_status_str(wc.status));
 	quiet();
-	cr_expect_eq(qp_ctr(&e1, "send_rnr_err"), 2);
-	cr_expect_eq(qp_ctr(&e0, "rnr_nak_retry_err"), 1, "the first RNR NAK was retried");
-	cr_expect_eq(qp_ctr(&e0, "req_rnr_retries_exceeded"), 1);
-	cr_expect_eq(qp_ctr(&e0, "req_cqe_error"), 1);
-	cr_expect_eq(qp_ctr(&e0, "completer_retry_err"), 1);
-	cr_expect_eq(qp_ctr(&e0, "sent_pkts"), 2);
+	cr_expect_eq(pair_qp_counter(&e1, "send_rnr_err"), 2);
+	cr_expect_eq(pair_qp_counter(&e0, "rnr_nak_retry_err"), 1, "the first RNR NAK was retried");
+	cr_expect_eq(pair_qp_counter(&e0, "req_rnr_retries_exceeded"), 1);
+	cr_expect_eq(pair_qp_counter(&e0, "req_cqe_error"), 1);
+	cr_expect_eq(pair_qp_counter(&e0, "completer_retry_err"), 1);
+	cr_expect_eq(pair_qp_counter(&e0, "sent_pkts"), 2);
 }
 
 Test(counters, remote_access_error_both_sides)
@@ -556,16 +382,16 @@ Test(counters, remote_access_error_both_sides)
 	setup_rc(NULL, NULL, &conn_default);
 	post_recv(&e1, 100, 64, e1.mr->lkey);
 	post_send(&e0, &e1, 1, IBV_WR_RDMA_WRITE, 8, e1.mr->rkey ^ 0x80);
-	wc = wait_wc(e0.cq, 1);
+	wc = pair_wait_wc(e0.cq, 1);
 	cr_expect_eq(wc.status, IBV_WC_REM_ACCESS_ERR, "%s", ibv_wc_status_str(wc.status));
-	wc = wait_wc(e1.cq, 100);
+	wc = pair_wait_wc(e1.cq, 100);
 	cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR, "the responder is in ERR");
 	quiet();
-	cr_expect_eq(qp_ctr(&e1, "rx_write_requests"), 1);
-	cr_expect_eq(qp_ctr(&e1, "resp_remote_access_errors"), 1);
-	cr_expect_eq(qp_ctr(&e1, "resp_cqe_flush_error"), 1);
-	cr_expect_eq(qp_ctr(&e0, "req_remote_access_errors"), 1);
-	cr_expect_eq(qp_ctr(&e0, "req_cqe_error"), 1);
+	cr_expect_eq(pair_qp_counter(&e1, "rx_write_requests"), 1);
+	cr_expect_eq(pair_qp_counter(&e1, "resp_remote_access_errors"), 1);
+	cr_expect_eq(pair_qp_counter(&e1, "resp_cqe_flush_error"), 1);
+	cr_expect_eq(pair_qp_counter(&e0, "req_remote_access_errors"), 1);
+	cr_expect_eq(pair_qp_counter(&e0, "req_cqe_error"), 1);
 }
 
 Test(counters, local_length_error_and_invalid_request)
@@ -575,16 +401,16 @@ Test(counters, local_length_error_and_invalid_request)
 	setup_rc(NULL, NULL, &conn_default);
 	post_recv(&e1, 100, 10, e1.mr->lkey);
 	post_send(&e0, &e1, 1, IBV_WR_SEND, 100, e1.mr->rkey);
-	wc = wait_wc(e0.cq, 1);
+	wc = pair_wait_wc(e0.cq, 1);
 	cr_expect_eq(wc.status, IBV_WC_REM_INV_REQ_ERR, "%s", ibv_wc_status_str(wc.status));
-	wc = wait_wc(e1.cq, 100);
+	wc = pair_wait_wc(e1.cq, 100);
 	cr_expect_eq(wc.status, IBV_WC_LOC_LEN_ERR, "%s", ibv_wc_status_str(wc.status));
 	quiet();
-	cr_expect_eq(qp_ctr(&e1, "resp_local_length_error"), 1);
-	cr_expect_eq(qp_ctr(&e1, "resp_invalid_request"), 1);
-	cr_expect_eq(qp_ctr(&e1, "resp_cqe_error"), 1);
-	cr_expect_eq(qp_ctr(&e0, "req_remote_invalid_request"), 1);
-	cr_expect_eq(qp_ctr(&e0, "req_cqe_error"), 1);
+	cr_expect_eq(pair_qp_counter(&e1, "resp_local_length_error"), 1);
+	cr_expect_eq(pair_qp_counter(&e1, "resp_invalid_request"), 1);
+	cr_expect_eq(pair_qp_counter(&e1, "resp_cqe_error"), 1);
+	cr_expect_eq(pair_qp_counter(&e0, "req_remote_invalid_request"), 1);
+	cr_expect_eq(pair_qp_counter(&e0, "req_cqe_error"), 1);
 }
 
 Test(counters, remote_operational_error)
@@ -595,14 +421,14 @@ Test(counters, remote_operational_error)
 	/* a receive whose lkey is no key: the responder cannot place the message */
 	post_recv(&e1, 100, 4096, e1.mr->lkey ^ 0x80);
 	post_send(&e0, &e1, 1, IBV_WR_SEND, 100, e1.mr->rkey);
-	wc = wait_wc(e0.cq, 1);
+	wc = pair_wait_wc(e0.cq, 1);
 	cr_expect_eq(wc.status, IBV_WC_REM_OP_ERR, "%s", ibv_wc_status_str(wc.status));
-	wc = wait_wc(e1.cq, 100);
+	wc = pair_wait_wc(e1.cq, 100);
 	cr_expect_eq(wc.status, IBV_WC_LOC_PROT_ERR, "%s", ibv_wc_status_str(wc.status));
 	quiet();
-	cr_expect_eq(qp_ctr(&e1, "resp_remote_op_errors"), 1);
-	cr_expect_eq(qp_ctr(&e1, "resp_cqe_error"), 1);
-	cr_expect_eq(qp_ctr(&e0, "req_remote_op_errors"), 1);
+	cr_expect_eq(pair_qp_counter(&e1, "resp_remote_op_errors"), 1);
+	cr_expect_eq(pair_qp_counter(&e1, "resp_cqe_error"), 1);
+	cr_expect_eq(pair_qp_counter(&e0, "req_remote_op_errors"), 1);
 }
 
 Test(counters, bad_state_drop)
@@ -615,16 +441,16 @@ Test(counters, bad_state_drop)
 	post_recv(&e1, 100, 64, e1.mr->lkey);
 	post_recv(&e1, 101, 64, e1.mr->lkey);
 	cr_assert_eq(ibv_modify_qp(e1.qp, &a, IBV_QP_STATE), 0);
-	cr_expect_eq(wait_wc(e1.cq, 100).status, IBV_WC_WR_FLUSH_ERR);
-	cr_expect_eq(wait_wc(e1.cq, 101).status, IBV_WC_WR_FLUSH_ERR);
+	cr_expect_eq(pair_wait_wc(e1.cq, 100).status, IBV_WC_WR_FLUSH_ERR);
+	cr_expect_eq(pair_wait_wc(e1.cq, 101).status, IBV_WC_WR_FLUSH_ERR);
 	/* the SEND and its one retry reach a QP in ERR */
 	post_send(&e0, &e1, 1, IBV_WR_SEND, 100, e1.mr->rkey);
-	wc = wait_wc(e0.cq, 1);
+	wc = pair_wait_wc(e0.cq, 1);
 	cr_expect_eq(wc.status, IBV_WC_RETRY_EXC_ERR, "%s", ibv_wc_status_str(wc.status));
 	quiet();
-	cr_expect_eq(qp_ctr(&e1, "resp_cqe_flush_error"), 2);
-	cr_expect_eq(qp_ctr(&e1, "bad_state_drop"), 2);
-	cr_expect_eq(qp_ctr(&e1, "rcvd_pkts"), 0, "dropped before the QP took them");
+	cr_expect_eq(pair_qp_counter(&e1, "resp_cqe_flush_error"), 2);
+	cr_expect_eq(pair_qp_counter(&e1, "bad_state_drop"), 2);
+	cr_expect_eq(pair_qp_counter(&e1, "rcvd_pkts"), 0, "dropped before the QP took them");
 }
 
 /* ------------------------------------------------------------ requester */
@@ -633,11 +459,11 @@ Test(counters, lost_packet_local_ack_timeout)
 {
 	setup_rc("drop_at:0+match:roce", NULL, &conn_default);
 	send_once(100, 4096);
-	cr_expect_eq(qp_ctr(&e0, "local_ack_timeout_err"), 1);
-	cr_expect_eq(qp_ctr(&e0, "completer_retry_err"), 1);
-	cr_expect_eq(qp_ctr(&e0, "sent_pkts"), 2);
-	cr_expect_eq(qp_ctr(&e0, "req_transport_retries_exceeded"), 0);
-	cr_expect_eq(qp_ctr(&e1, "duplicate_request"), 0, "the first never arrived");
+	cr_expect_eq(pair_qp_counter(&e0, "local_ack_timeout_err"), 1);
+	cr_expect_eq(pair_qp_counter(&e0, "completer_retry_err"), 1);
+	cr_expect_eq(pair_qp_counter(&e0, "sent_pkts"), 2);
+	cr_expect_eq(pair_qp_counter(&e0, "req_transport_retries_exceeded"), 0);
+	cr_expect_eq(pair_qp_counter(&e1, "duplicate_request"), 0, "the first never arrived");
 }
 
 Test(counters, lost_read_response_implied_nak)
@@ -647,16 +473,16 @@ Test(counters, lost_read_response_implied_nak)
 	/* droce1's second RoCEv2 frame, the READ's second response packet, is lost */
 	setup_rc(NULL, "drop_at:1+match:roce", &conn_default);
 	post_send(&e0, &e1, 1, IBV_WR_RDMA_READ, 3 * PMTU, e1.mr->rkey);
-	wc = wait_wc(e0.cq, 1);
+	wc = pair_wait_wc(e0.cq, 1);
 	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
 	quiet();
-	cr_expect_eq(qp_ctr(&e0, "implied_nak_seq_err"), 1);
-	cr_expect_eq(qp_ctr(&e0, "completer_retry_err"), 1);
-	cr_expect_eq(qp_ctr(&e0, "sent_pkts"), 2, "the READ request, then the rest of it");
-	cr_expect_eq(qp_ctr(&e1, "duplicate_request"), 1, "the re-request, replayed");
-	cr_expect_eq(qp_ctr(&e1, "rx_read_requests"), 1, "executed once");
-	cr_expect_eq(qp_ctr(&e1, "sent_pkts"), 3 + 2);
-	cr_expect_eq(qp_ctr(&e0, "rcvd_resp_drop"), 0);
+	cr_expect_eq(pair_qp_counter(&e0, "implied_nak_seq_err"), 1);
+	cr_expect_eq(pair_qp_counter(&e0, "completer_retry_err"), 1);
+	cr_expect_eq(pair_qp_counter(&e0, "sent_pkts"), 2, "the READ request, then the rest of it");
+	cr_expect_eq(pair_qp_counter(&e1, "duplicate_request"), 1, "the re-request, replayed");
+	cr_expect_eq(pair_qp_counter(&e1, "rx_read_requests"), 1, "executed once");
+	cr_expect_eq(pair_qp_counter(&e1, "sent_pkts"), 3 + 2);
+	cr_expect_eq(pair_qp_counter(&e0, "rcvd_resp_drop"), 0);
 }
 
 Test(counters, duplicate_response_dropped)
@@ -664,10 +490,10 @@ Test(counters, duplicate_response_dropped)
 	/* every RoCEv2 frame droce1 sends arrives twice: the READ response too */
 	setup_rc(NULL, "dup:1+match:roce", &conn_default);
 	post_send(&e0, &e1, 1, IBV_WR_RDMA_READ, 100, e1.mr->rkey);
-	cr_expect_eq(wait_wc(e0.cq, 1).status, IBV_WC_SUCCESS);
+	cr_expect_eq(pair_wait_wc(e0.cq, 1).status, IBV_WC_SUCCESS);
 	quiet();
-	cr_expect_eq(qp_ctr(&e0, "rcvd_resp_drop"), 1);
-	cr_expect_eq(qp_ctr(&e0, "rcvd_pkts"), 2);
+	cr_expect_eq(pair_qp_counter(&e0, "rcvd_resp_drop"), 1);
+	cr_expect_eq(pair_qp_counter(&e0, "rcvd_pkts"), 2);
 }
 
 Test(counters, total_loss_retries_exceeded_and_flush)
@@ -678,17 +504,18 @@ Test(counters, total_loss_retries_exceeded_and_flush)
 	setup_rc("drop:1+match:roce", NULL, &c);
 	post_send(&e0, &e1, 1, IBV_WR_SEND, 100, e1.mr->rkey);
 	post_send(&e0, &e1, 2, IBV_WR_SEND, 100, e1.mr->rkey);
-	wc = wait_wc(e0.cq, 1);
+	wc = pair_wait_wc(e0.cq, 1);
 	cr_expect_eq(wc.status, IBV_WC_RETRY_EXC_ERR, "%s", ibv_wc_status_str(wc.status));
-	wc = wait_wc(e0.cq, 2);
+	wc = pair_wait_wc(e0.cq, 2);
 	cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR, "%s", ibv_wc_status_str(wc.status));
 	quiet();
-	cr_expect_eq(qp_ctr(&e0, "local_ack_timeout_err"), 2, "three expiries, two retried");
-	cr_expect_eq(qp_ctr(&e0, "req_transport_retries_exceeded"), 1);
-	cr_expect_eq(qp_ctr(&e0, "completer_retry_err"), 2);
-	cr_expect_eq(qp_ctr(&e0, "req_cqe_error"), 1);
-	cr_expect_eq(qp_ctr(&e0, "req_cqe_flush_error"), 1);
-	cr_expect_eq(qp_ctr(&e1, "rcvd_pkts"), 0);
+	cr_expect_eq(pair_qp_counter(&e0, "local_ack_timeout_err"), 2,
+		     "three expiries, two retried");
+	cr_expect_eq(pair_qp_counter(&e0, "req_transport_retries_exceeded"), 1);
+	cr_expect_eq(pair_qp_counter(&e0, "completer_retry_err"), 2);
+	cr_expect_eq(pair_qp_counter(&e0, "req_cqe_error"), 1);
+	cr_expect_eq(pair_qp_counter(&e0, "req_cqe_flush_error"), 1);
+	cr_expect_eq(pair_qp_counter(&e1, "rcvd_pkts"), 0);
 }
 
 /* ------------------------------------------------------------ the port's own */
@@ -702,13 +529,13 @@ Test(counters, corrupted_frames_icrc_error)
 	/* every RoCEv2 frame droce0 sends has one bit flipped past its headers */
 	setup_rc("corrupt:1", NULL, &c);
 	post_send(&e0, &e1, 1, IBV_WR_SEND, 100, e1.mr->rkey);
-	wc = wait_wc(e0.cq, 1);
+	wc = pair_wait_wc(e0.cq, 1);
 	cr_expect_eq(wc.status, IBV_WC_RETRY_EXC_ERR, "%s", ibv_wc_status_str(wc.status));
 	quiet();
-	cr_expect_eq(qp_ctr(&e0, "sent_pkts"), 2, "the SEND and its retry");
-	cr_expect_eq(port_ctr(&e1, "icrc_error"), 2, "each failed droce1's ICRC check");
-	cr_expect_eq(port_ctr(&e0, "icrc_error"), 0);
-	cr_expect_eq(qp_ctr(&e1, "rcvd_pkts"), 0);
+	cr_expect_eq(pair_qp_counter(&e0, "sent_pkts"), 2, "the SEND and its retry");
+	cr_expect_eq(pair_port_counter(&e1, "icrc_error"), 2, "each failed droce1's ICRC check");
+	cr_expect_eq(pair_port_counter(&e0, "icrc_error"), 0);
+	cr_expect_eq(pair_qp_counter(&e1, "rcvd_pkts"), 0);
 	droce_engine_stats_get(&es);
 	cr_expect_eq(es.parse_errors[DROCE_PARSE_BAD_ICRC], 2, "the engine's sum");
 }
@@ -722,14 +549,14 @@ Test(counters, packets_for_no_qp)
 	send_once(100, 4096);
 	cr_assert_eq(ibv_destroy_qp(e1.qp), 0);
 	/* droce1's QP is gone: the port keeps what it counted */
-	cr_expect_eq(port_ctr(&e1, "rcvd_pkts"), 1);
-	cr_expect_eq(port_ctr(&e1, "rdma_recvs"), 1);
+	cr_expect_eq(pair_port_counter(&e1, "rcvd_pkts"), 1);
+	cr_expect_eq(pair_port_counter(&e1, "rdma_recvs"), 1);
 	post_send(&e0, &e1, 2, IBV_WR_SEND, 100, e1.mr->rkey);
-	wc = wait_wc(e0.cq, 2);
+	wc = pair_wait_wc(e0.cq, 2);
 	cr_expect_eq(wc.status, IBV_WC_RETRY_EXC_ERR, "%s", ibv_wc_status_str(wc.status));
 	quiet();
-	cr_expect_eq(port_ctr(&e1, "rx_no_qp"), 2, "the SEND and its retry");
-	cr_expect_eq(port_ctr(&e1, "rcvd_pkts"), 1, "nothing more for a QP");
+	cr_expect_eq(pair_port_counter(&e1, "rx_no_qp"), 2, "the SEND and its retry");
+	cr_expect_eq(pair_port_counter(&e1, "rcvd_pkts"), 1, "nothing more for a QP");
 }
 
 Test(counters, reset_zeroes_the_qp_not_the_port)
@@ -739,10 +566,10 @@ Test(counters, reset_zeroes_the_qp_not_the_port)
 	setup_rc(NULL, NULL, &conn_default);
 	send_once(100, 4096);
 	cr_assert_eq(ibv_modify_qp(e0.qp, &a, IBV_QP_STATE), 0);
-	cr_expect_eq(qp_ctr(&e0, "sent_pkts"), 0, "a QP starts again at RESET");
-	cr_expect_eq(qp_ctr(&e0, "rdma_sends"), 0);
-	cr_expect_eq(port_ctr(&e0, "sent_pkts"), 1, "the port keeps its sum");
-	cr_expect_eq(port_ctr(&e0, "rdma_sends"), 1);
+	cr_expect_eq(pair_qp_counter(&e0, "sent_pkts"), 0, "a QP starts again at RESET");
+	cr_expect_eq(pair_qp_counter(&e0, "rdma_sends"), 0);
+	cr_expect_eq(pair_port_counter(&e0, "sent_pkts"), 1, "the port keeps its sum");
+	cr_expect_eq(pair_port_counter(&e0, "rdma_sends"), 1);
 }
 
 /* ------------------------------------------------------------ UC */
@@ -756,21 +583,22 @@ Test(counters, uc_gap_and_no_receive)
 	post_recv(&e1, 100, 8192, e1.mr->lkey);
 	post_send(&e0, &e1, 1, IBV_WR_SEND, 3 * PMTU, e1.mr->rkey);
 	post_send(&e0, &e1, 2, IBV_WR_SEND, 100, e1.mr->rkey);
-	cr_expect_eq(wait_wc(e0.cq, 1).status, IBV_WC_SUCCESS);
-	cr_expect_eq(wait_wc(e0.cq, 2).status, IBV_WC_SUCCESS);
-	wc = wait_wc(e1.cq, 100);
+	cr_expect_eq(pair_wait_wc(e0.cq, 1).status, IBV_WC_SUCCESS);
+	cr_expect_eq(pair_wait_wc(e0.cq, 2).status, IBV_WC_SUCCESS);
+	wc = pair_wait_wc(e1.cq, 100);
 	cr_expect_eq(wc.byte_len, 100, "the broken message is dropped");
 	quiet();
-	cr_expect_eq(qp_ctr(&e1, "out_of_sequence"), 1, "one gap");
-	cr_expect_eq(qp_ctr(&e1, "uc_msg_drop"), 1, "the LAST after the gap, out of its message");
-	cr_expect_eq(qp_ctr(&e1, "rdma_recvs"), 1);
+	cr_expect_eq(pair_qp_counter(&e1, "out_of_sequence"), 1, "one gap");
+	cr_expect_eq(pair_qp_counter(&e1, "uc_msg_drop"), 1,
+		     "the LAST after the gap, out of its message");
+	cr_expect_eq(pair_qp_counter(&e1, "rdma_recvs"), 1);
 	/* no receive posted: the message is dropped at its first packet, its last follows */
 	post_send(&e0, &e1, 3, IBV_WR_SEND, 2 * PMTU, e1.mr->rkey);
-	cr_expect_eq(wait_wc(e0.cq, 3).status, IBV_WC_SUCCESS);
+	cr_expect_eq(pair_wait_wc(e0.cq, 3).status, IBV_WC_SUCCESS);
 	quiet();
-	cr_expect_eq(qp_ctr(&e1, "out_of_buffer"), 1);
-	cr_expect_eq(qp_ctr(&e1, "uc_msg_drop"), 2, "and the LAST without its FIRST");
-	cr_expect_eq(qp_ctr(&e0, "rdma_sends"), 3, "UC sends complete once sent");
+	cr_expect_eq(pair_qp_counter(&e1, "out_of_buffer"), 1);
+	cr_expect_eq(pair_qp_counter(&e1, "uc_msg_drop"), 2, "and the LAST without its FIRST");
+	cr_expect_eq(pair_qp_counter(&e0, "rdma_sends"), 3, "UC sends complete once sent");
 }
 
 /* ------------------------------------------------------------ UD */
@@ -779,27 +607,28 @@ Test(counters, ud_qkey_no_buffer_and_length)
 {
 	setup(IBV_QPT_UD, NULL, NULL, &conn_default);
 	post_ud(&e0, e0.ah, e1.qp->qp_num, 1, 100, QKEY ^ 1);
-	cr_expect_eq(wait_wc(e0.cq, 1).status, IBV_WC_SUCCESS, "UD completes, delivered or not");
+	cr_expect_eq(pair_wait_wc(e0.cq, 1).status, IBV_WC_SUCCESS,
+		     "UD completes, delivered or not");
 	quiet();
-	cr_expect_eq(qp_ctr(&e1, "qkey_violations"), 1);
+	cr_expect_eq(pair_qp_counter(&e1, "qkey_violations"), 1);
 	post_ud(&e0, e0.ah, e1.qp->qp_num, 2, 100, QKEY);
-	cr_expect_eq(wait_wc(e0.cq, 2).status, IBV_WC_SUCCESS);
+	cr_expect_eq(pair_wait_wc(e0.cq, 2).status, IBV_WC_SUCCESS);
 	quiet();
-	cr_expect_eq(qp_ctr(&e1, "out_of_buffer"), 1, "no receive posted");
+	cr_expect_eq(pair_qp_counter(&e1, "out_of_buffer"), 1, "no receive posted");
 	post_recv(&e1, 100, 40 + 99, e1.mr->lkey);
 	post_ud(&e0, e0.ah, e1.qp->qp_num, 3, 100, QKEY);
-	cr_expect_eq(wait_wc(e0.cq, 3).status, IBV_WC_SUCCESS);
+	cr_expect_eq(pair_wait_wc(e0.cq, 3).status, IBV_WC_SUCCESS);
 	quiet();
 	/* GRH + 100 > 139 bytes: dropped, the receive kept for the next datagram */
-	cr_expect_eq(qp_ctr(&e1, "resp_local_length_error"), 1);
-	cr_expect_eq(qp_ctr(&e1, "resp_cqe_error"), 0);
+	cr_expect_eq(pair_qp_counter(&e1, "resp_local_length_error"), 1);
+	cr_expect_eq(pair_qp_counter(&e1, "resp_cqe_error"), 0);
 	post_ud(&e0, e0.ah, e1.qp->qp_num, 4, 99, QKEY);
-	cr_expect_eq(wait_wc(e0.cq, 4).status, IBV_WC_SUCCESS);
-	cr_expect_eq(wait_wc(e1.cq, 100).status, IBV_WC_SUCCESS, "GRH + 99 bytes fit");
+	cr_expect_eq(pair_wait_wc(e0.cq, 4).status, IBV_WC_SUCCESS);
+	cr_expect_eq(pair_wait_wc(e1.cq, 100).status, IBV_WC_SUCCESS, "GRH + 99 bytes fit");
 	quiet();
-	cr_expect_eq(qp_ctr(&e1, "rdma_recvs"), 1);
-	cr_expect_eq(qp_ctr(&e0, "rdma_sends"), 4);
-	cr_expect_eq(qp_ctr(&e1, "rcvd_pkts"), 4);
+	cr_expect_eq(pair_qp_counter(&e1, "rdma_recvs"), 1);
+	cr_expect_eq(pair_qp_counter(&e0, "rdma_sends"), 4);
+	cr_expect_eq(pair_qp_counter(&e1, "rcvd_pkts"), 4);
 }
 
 Test(counters, ud_unresolved_destination_dropped)
@@ -816,26 +645,28 @@ Test(counters, ud_unresolved_destination_dropped)
 	cr_assert_not_null(to_nobody);
 	post_ud(&e0, to_nobody, 5, 1, 100, QKEY);
 	/* the frame waits in the port's queue, not the send queue: UD completes at once */
-	cr_expect_eq(wait_wc(e0.cq, 1).status, IBV_WC_SUCCESS, "UD completes, delivered or not");
+	cr_expect_eq(pair_wait_wc(e0.cq, 1).status, IBV_WC_SUCCESS,
+		     "UD completes, delivered or not");
 	/* about three seconds: three ARP requests a second apart, then the frame is dropped */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (port_ctr(&e0, "neigh_queue_dropped") == 0)
-		cr_assert_lt(elapsed(&t0), LIVENESS, "the waiting frame was never dropped");
+	while (pair_port_counter(&e0, "neigh_queue_dropped") == 0)
+		cr_assert_lt(pair_elapsed(&t0), PAIR_LIVENESS,
+			     "the waiting frame was never dropped");
 	quiet();
-	cr_expect_eq(qp_ctr(&e0, "neigh_miss"), 1);
-	cr_expect_eq(qp_ctr(&e0, "sent_pkts"), 1, "built, handed to the port");
-	cr_expect_eq(port_ctr(&e0, "neigh_queued"), 1);
-	cr_expect_eq(port_ctr(&e0, "neigh_queue_dropped"), 1);
-	cr_expect_eq(port_ctr(&e0, "neigh_requests"), 3);
-	cr_expect_eq(port_ctr(&e0, "neigh_failed"), 1);
+	cr_expect_eq(pair_qp_counter(&e0, "neigh_miss"), 1);
+	cr_expect_eq(pair_qp_counter(&e0, "sent_pkts"), 1, "built, handed to the port");
+	cr_expect_eq(pair_port_counter(&e0, "neigh_queued"), 1);
+	cr_expect_eq(pair_port_counter(&e0, "neigh_queue_dropped"), 1);
+	cr_expect_eq(pair_port_counter(&e0, "neigh_requests"), 3);
+	cr_expect_eq(pair_port_counter(&e0, "neigh_failed"), 1);
 	/* a send to it now, while it is known to be dead (1 s after the failure), is dropped at
 	 * once; a loaded machine may post it after that second, when it is queued for a new
 	 * resolution instead: one of the two, never both, never neither */
 	post_ud(&e0, to_nobody, 6, 1, 100, QKEY);
-	cr_expect_eq(wait_wc(e0.cq, 1).status, IBV_WC_SUCCESS);
+	cr_expect_eq(pair_wait_wc(e0.cq, 1).status, IBV_WC_SUCCESS);
 	quiet();
-	cr_expect_eq(qp_ctr(&e0, "neigh_drop") + port_ctr(&e0, "neigh_queued"), 2,
+	cr_expect_eq(pair_qp_counter(&e0, "neigh_drop") + pair_port_counter(&e0, "neigh_queued"), 2,
 		     "dropped at once (neigh_drop %llu) or queued again (neigh_queued %llu)",
-		     (unsigned long long)qp_ctr(&e0, "neigh_drop"),
-		     (unsigned long long)port_ctr(&e0, "neigh_queued"));
+		     (unsigned long long)pair_qp_counter(&e0, "neigh_drop"),
+		     (unsigned long long)pair_port_counter(&e0, "neigh_queued"));
 }

@@ -2,7 +2,8 @@
 /*
  * droced on DPDK telemetry: the engine's commands (/droce/ports ...) and
  * droced's own, /droced/clients and /droced/client,<pid>: the applications
- * connected, their uid, objects and device, gone once they close.
+ * connected, their uid, objects and device, gone once they close; /droced/loop: the loop's
+ * wake-ups.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -109,4 +110,23 @@ Test(daemon_telemetry, clients_are_listed_while_connected)
 		usleep(10000);
 	cr_expect(strstr(reply, pid) == NULL, "gone once it closed: %s", reply);
 	close(s);
+}
+
+/* /droced/loop counts the loop's wake-ups: an application's requests wake it. */
+Test(daemon_telemetry, loop_passes_grow_with_requests)
+{
+	uint64_t before, after;
+	pid_t app;
+
+	if (access("/var/run/dpdk", W_OK) != 0)
+		cr_skip_test("no DPDK runtime folder to reach droced's telemetry in");
+	before = test_daemon_telemetry_u64(&daemon_, "/droced/loop", "passes");
+	app = test_app_start(&daemon_, holder, NULL);
+	cr_assert(test_wait_word(&step[0], 1), "the application opened its device");
+	after = test_daemon_telemetry_u64(&daemon_, "/droced/loop", "passes");
+	/* a connection, then OPEN and a request for each of PD, CQ, QP, MR at least */
+	cr_expect_geq(after - before, 5, "%llu wake-ups for the application's requests",
+		      (unsigned long long)(after - before));
+	__atomic_store_n(&step[1], 1, __ATOMIC_RELEASE);
+	cr_expect_eq(test_app_wait(app, 30), 0);
 }

@@ -13,10 +13,6 @@
 
 #include "ud_pair.h"
 
-#define DEVICES                                                                 \
-	"droce0:mac=02:00:00:00:00:01,ip=10.0.0.1,mtu=1500,link=l0,capture=%s " \
-	"droce1:mac=02:00:00:00:00:02,ip=10.0.0.2,mtu=1500,link=l0"
-
 static char path0[64], path1[64];
 
 static void tmp_path(char *p, size_t len)
@@ -31,12 +27,12 @@ static void tmp_path(char *p, size_t len)
 
 static void setup(void)
 {
-	char devices[512];
+	char keys0[128];
 
 	tmp_path(path0, sizeof(path0));
 	tmp_path(path1, sizeof(path1));
-	snprintf(devices, sizeof(devices), DEVICES, path0);
-	ud_pair_open(devices);
+	snprintf(keys0, sizeof(keys0), ",capture=%s", path0);
+	ud_pair_open(keys0, NULL);
 }
 
 static void teardown(void)

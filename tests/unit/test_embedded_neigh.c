@@ -11,17 +11,11 @@
 
 #include "ud_pair.h"
 
-#define LINK                                                                      \
-	"droce0:mac=02:00:00:00:00:01,ip=10.0.0.1,ip=fd00::1,mtu=1500,link=l0%s " \
-	"droce1:mac=02:00:00:00:00:02,ip=10.0.0.2,ip=fd00::2,mtu=1500,link=l0"
 #define STATIC ",neigh=10.0.0.2@02:00:00:00:00:02,neigh=fd00::2@02:00:00:00:00:02"
 
 static void open_both(bool with_static)
 {
-	char devices[512];
-
-	snprintf(devices, sizeof(devices), LINK, with_static ? STATIC : "");
-	ud_pair_open(devices);
+	ud_pair_open(with_static ? ",ip=fd00::1" STATIC : ",ip=fd00::1", ",ip=fd00::2");
 }
 
 static uint64_t neigh_requests(struct ibv_context *ctx)

@@ -11,63 +11,22 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <infiniband/verbs.h>
+#include "pair_harness.h"
 
-#define DEVICES                                                      \
-	"droce0:mac=02:00:00:00:00:01,ip=10.0.0.1,mtu=4200,link=l0 " \
-	"droce1:mac=02:00:00:00:00:02,ip=10.0.0.2,mtu=4200,link=l0"
 #define QKEY 0x4791
 
-struct end {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	uint8_t buf[8192];
-};
-
-static struct end e0, e1;
-
-static void end_open(struct end *x, struct ibv_device *dev)
-{
-	struct ibv_qp_init_attr ia = {
-		.cap = {.max_send_wr = 32, .max_recv_wr = 32, .max_send_sge = 1, .max_recv_sge = 1},
-		.qp_type = IBV_QPT_UD,
-	};
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
-
-	x->ctx = ibv_open_device(dev);
-	cr_assert_not_null(x->ctx);
-	x->pd = ibv_alloc_pd(x->ctx);
-	x->cq = ibv_create_cq(x->ctx, 64, NULL, NULL, 0);
-	cr_assert_not_null(x->cq);
-	ia.send_cq = x->cq;
-	ia.recv_cq = x->cq;
-	x->qp = ibv_create_qp(x->pd, &ia);
-	cr_assert_not_null(x->qp, "create_qp: %s", strerror(errno));
-	x->mr = ibv_reg_mr(x->pd, x->buf, sizeof(x->buf), IBV_ACCESS_LOCAL_WRITE);
-	cr_assert_not_null(x->mr);
-	cr_assert_eq(ibv_modify_qp(x->qp, &a,
-				   IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
-		     0);
-	a.qp_state = IBV_QPS_RTR;
-	cr_assert_eq(ibv_modify_qp(x->qp, &a, IBV_QP_STATE), 0);
-	a.qp_state = IBV_QPS_RTS;
-	cr_assert_eq(ibv_modify_qp(x->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
-}
+static struct pair_end e0, e1;
 
 static void setup(void)
 {
-	struct ibv_device **list;
-	int n;
+	struct pair_opts o = pair_opts_default(IBV_QPT_UD);
 
-	setenv("DROCE_DEVICES", DEVICES, 1);
-	list = ibv_get_device_list(&n);
-	cr_assert_eq(n, 2);
-	end_open(&e0, list[0]);
-	end_open(&e1, list[1]);
-	ibv_free_device_list(list);
+	o.qkey = QKEY;
+	o.buf_len = 8192;
+	o.max_send_wr = o.max_recv_wr = 32;
+	o.cq_depth = 64;
+	o.mr_access = IBV_ACCESS_LOCAL_WRITE;
+	pair_open(&o, &e0, &e1);
 }
 
 TestSuite(embedded_ud, .init = setup, .timeout = 60);
@@ -104,7 +63,7 @@ Test(embedded_ud, messages_both_ways)
 	cr_assert_eq(ibv_query_gid(e0.ctx, 1, 1, &g0), 0);
 	cr_assert_eq(ibv_query_gid(e1.ctx, 1, 1, &g1), 0);
 	for (int round = 0; round < 50; round++) {
-		struct end *from = round % 2 ? &e1 : &e0, *to = round % 2 ? &e0 : &e1;
+		struct pair_end *from = round % 2 ? &e1 : &e0, *to = round % 2 ? &e0 : &e1;
 		struct ibv_ah_attr aa = {
 			.is_global = 1,
 			.port_num = 1,
@@ -151,7 +110,7 @@ Test(embedded_ud, messages_both_ways)
 }
 
 /* Move a QP through RESET and back to RTS with verbs calls. */
-static void reset_and_rearm(struct end *x)
+static void reset_and_rearm(struct pair_end *x)
 {
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_RESET};
 

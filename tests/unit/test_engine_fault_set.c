@@ -16,155 +16,39 @@
 
 #include "droce_counters.h"
 #include "droce_engine.h"
+#include "pair_harness.h"
 
-#define BUF_LEN  (1u << 16)
-#define LIVENESS 20 /* seconds before a wait is called hung */
-#define MSG_LEN  512u
+#define MSG_LEN 512u
 
-struct end {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	union ibv_gid gid;
-	uint8_t *buf;
-};
-
-static struct end e0, e1;
-
-static void end_open(struct end *x, struct ibv_device *dev)
-{
-	struct ibv_qp_init_attr ia = {
-		.cap = {.max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1},
-		.qp_type = IBV_QPT_RC,
-	};
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT,
-				.port_num = 1,
-				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE};
-
-	x->buf = aligned_alloc(4096, BUF_LEN);
-	cr_assert_not_null(x->buf);
-	memset(x->buf, 0, BUF_LEN);
-	x->ctx = ibv_open_device(dev);
-	cr_assert_not_null(x->ctx);
-	x->pd = ibv_alloc_pd(x->ctx);
-	cr_assert_not_null(x->pd);
-	x->cq = ibv_create_cq(x->ctx, 64, NULL, NULL, 0);
-	cr_assert_not_null(x->cq);
-	ia.send_cq = x->cq;
-	ia.recv_cq = x->cq;
-	x->qp = ibv_create_qp(x->pd, &ia);
-	cr_assert_not_null(x->qp, "create_qp: %s", strerror(errno));
-	x->mr = ibv_reg_mr(x->pd, x->buf, BUF_LEN,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	cr_assert_not_null(x->mr);
-	cr_assert_eq(ibv_query_gid(x->ctx, 1, 1, &x->gid), 0);
-	cr_assert_eq(
-		ibv_modify_qp(x->qp, &a,
-			      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
-		0, "INIT: %s", strerror(errno));
-}
-
-/* RC to RTS; @p timeout the local ACK timeout code (4.096 us << timeout). */
-static void end_connect(struct end *x, const struct end *peer, uint8_t timeout)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = peer->qp->qp_num,
-		.rq_psn = 0x123,
-		.max_dest_rd_atomic = 4,
-		.min_rnr_timer = 1,
-		.ah_attr = {.is_global = 1,
-			    .port_num = 1,
-			    .grh = {.dgid = peer->gid, .sgid_index = 1, .hop_limit = 64}},
-	};
-
-	cr_assert_eq(ibv_modify_qp(x->qp, &a,
-				   IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-					   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-					   IBV_QP_MIN_RNR_TIMER),
-		     0, "RTR: %s", strerror(errno));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x123;
-	a.timeout = timeout;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	cr_assert_eq(ibv_modify_qp(x->qp, &a,
-				   IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-					   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					   IBV_QP_MAX_QP_RD_ATOMIC),
-		     0, "RTS: %s", strerror(errno));
-}
+static struct pair_end e0, e1;
 
 /* Two ports back to back, no fault=; an RC pair e0 -> e1 with ACK timeout @p timeout. */
 static void open_pair(uint8_t timeout)
 {
-	struct ibv_device **list;
-	int n;
+	struct pair_opts o = pair_opts_default(IBV_QPT_RC);
 
-	setenv("DROCE_DEVICES",
-	       "droce0:mac=02:00:00:00:00:01,ip=10.0.0.1,mtu=1500,link=l0 "
-	       "droce1:mac=02:00:00:00:00:02,ip=10.0.0.2,mtu=1500,link=l0",
-	       1);
-	/* ring links need no DMA memory: hugepages stay free for tests running beside */
-	setenv("DROCE_NO_HUGE", "1", 1);
-	list = ibv_get_device_list(&n);
-	cr_assert_eq(n, 2);
-	end_open(&e0, list[0]);
-	cr_assert(droce_engine_running(), "the engine did not start");
-	end_open(&e1, list[1]);
-	ibv_free_device_list(list);
-	end_connect(&e0, &e1, timeout);
-	end_connect(&e1, &e0, timeout);
-}
-
-static double elapsed(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+	o.eth_mtu = 1500;
+	o.buf_len = 1u << 16;
+	o.max_send_wr = o.max_recv_wr = 16;
+	o.cq_depth = 64;
+	o.timeout = timeout;
+	o.no_huge = true;
+	pair_open(&o, &e0, &e1);
 }
 
 /* One signaled WRITE of MSG_LEN bytes of @p seed from e0 to e1; returns its completion. */
 static struct ibv_wc write_once(uint8_t seed)
 {
-	struct ibv_sge s = {.addr = (uintptr_t)e0.buf, .length = MSG_LEN, .lkey = e0.mr->lkey};
-	struct ibv_send_wr wr = {.wr_id = seed,
-				 .sg_list = &s,
-				 .num_sge = 1,
-				 .opcode = IBV_WR_RDMA_WRITE,
-				 .send_flags = IBV_SEND_SIGNALED,
-				 .wr.rdma = {.remote_addr = (uintptr_t)e1.buf,
-					     .rkey = e1.mr->rkey}},
-			   *bad;
-	struct timespec t0;
-	struct ibv_wc wc;
+	const struct pair_wr w = {.id = seed, .op = IBV_WR_RDMA_WRITE, .len = MSG_LEN};
 
 	memset(e0.buf, seed, MSG_LEN);
-	cr_assert_eq(ibv_post_send(e0.qp, &wr, &bad), 0, "post_send: %s", strerror(errno));
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	memset(&wc, 0, sizeof(wc));
-	while (ibv_poll_cq(e0.cq, 1, &wc) == 0)
-		cr_assert_lt(elapsed(&t0), LIVENESS, "no completion for WRITE %u", seed);
-	cr_assert_eq(wc.wr_id, seed);
-	return wc;
+	pair_post_send(&e0, &e1, &w);
+	return pair_wait_wc(e0.cq, seed);
 }
 
 static uint64_t qp_ctr(const char *name)
 {
-	struct droce_counter c[128];
-	int n = droce_qp_counters(e0.qp, c, 128);
-
-	cr_assert_gt(n, 0, "droce_qp_counters: %s", strerror(-n));
-	for (int i = 0; i < n && i < 128; i++)
-		if (strcmp(c[i].name, name) == 0)
-			return c[i].value;
-	cr_assert_fail("no counter %s", name);
-	return 0;
+	return pair_qp_counter(&e0, name);
 }
 
 static struct droce_engine_port_stats port_stats(const char *port)
@@ -186,6 +70,32 @@ static void set(const char *port, const char *spec)
 /* ------------------------------------------------------------ parsing */
 
 TestSuite(engine_fault_parse);
+
+/* The number parser of the fault items and of DROCE_DEVICES' keys. */
+Test(engine_fault_parse, decimal_numbers_only)
+{
+	uint32_t v = 77;
+
+	cr_expect_eq(droce_engine_parse_u32("1500", 576, 9216, &v), 0);
+	cr_expect_eq(v, 1500);
+	cr_expect_eq(droce_engine_parse_u32("0100", 0, 1000, &v), 0, "leading zeros");
+	cr_expect_eq(v, 100, "decimal, not octal: %u", v);
+	cr_expect_eq(droce_engine_parse_u32("4294967295", 0, UINT32_MAX, &v), 0);
+	cr_expect_eq(v, UINT32_MAX);
+	v = 77;
+	cr_expect_eq(droce_engine_parse_u32("575", 576, 9216, &v), -EINVAL, "below min");
+	cr_expect_eq(droce_engine_parse_u32("9217", 576, 9216, &v), -EINVAL, "above max");
+	cr_expect_eq(droce_engine_parse_u32("4294967296", 0, UINT32_MAX, &v), -EINVAL, "2^32");
+	cr_expect_eq(droce_engine_parse_u32("-0", 0, 10, &v), -EINVAL, "a sign");
+	cr_expect_eq(droce_engine_parse_u32("+1", 0, 10, &v), -EINVAL, "a sign");
+	cr_expect_eq(droce_engine_parse_u32(" 1", 0, 10, &v), -EINVAL, "white space");
+	cr_expect_eq(droce_engine_parse_u32("1x", 0, 10, &v), -EINVAL, "trailing text");
+	cr_expect_eq(droce_engine_parse_u32("0x1", 0, 10, &v), -EINVAL, "hexadecimal");
+	cr_expect_eq(droce_engine_parse_u32("", 0, 10, &v), -EINVAL, "empty");
+	cr_expect_eq(droce_engine_parse_u32(NULL, 0, 10, &v), -EINVAL);
+	cr_expect_eq(droce_engine_parse_u32("1", 0, 10, NULL), -EINVAL);
+	cr_expect_eq(v, 77, "untouched on failure");
+}
 
 Test(engine_fault_parse, every_item)
 {
@@ -366,14 +276,14 @@ Test(engine_fault_set, held_frames_leave_at_the_swap)
 	cr_assert_eq(ibv_post_send(e0.qp, &wr, &bad), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
-		cr_assert_lt(elapsed(&t0), LIVENESS, "the WRITE was never held");
+		cr_assert_lt(pair_elapsed(&t0), PAIR_LIVENESS, "the WRITE was never held");
 		st = port_stats("droce0");
 	} while (st.fault_held == 0);
 	set("droce0", "drop:1+match:roce");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(&wc, 0, sizeof(wc));
 	while (ibv_poll_cq(e0.cq, 1, &wc) == 0)
-		cr_assert_lt(elapsed(&t0), LIVENESS, "no completion");
+		cr_assert_lt(pair_elapsed(&t0), PAIR_LIVENESS, "no completion");
 	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
 	cr_expect_eq(e1.buf[0], 0x5a, "the held WRITE landed");
 	cr_expect_eq(e1.buf[MSG_LEN - 1], 0x5a);

@@ -38,17 +38,15 @@
 #include <string.h>
 #include <time.h>
 
-#include <infiniband/verbs.h>
-
 #include "droce_engine.h"
 #include "droce_wire_pkt.h"
+#include "pair_harness.h"
 
 #define BUF_LEN  (4u << 20)
 #define SLOT     (16u << 10) /* largest message */
 #define SLOTS    64u
 #define WINDOW   16u /* messages in flight */
 #define LIVENESS 15  /* seconds any run may take before it is called hung */
-#define QKEY     0x11111111u
 
 /* regions of each end's buffer */
 #define SRC_OFF  0u         /* what e0 sends and writes, slot by slot */
@@ -56,111 +54,12 @@
 #define RECV_OFF (2u << 20) /* receive buffers */
 #define READ_OFF (3u << 20) /* READ sources at e1 */
 
-struct end {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	struct ibv_ah *ah;
-	union ibv_gid gid;
-	uint8_t *buf;
-};
-
-static struct end e0, e1;
+static struct pair_end e0, e1;
 static enum ibv_qp_type qp_type;
 
 static const char *const port_name[2] = {"droce0", "droce1"};
 
 /* ------------------------------------------------------------ set-up */
-
-static void end_open(struct end *x, struct ibv_device *dev, enum ibv_qp_type type)
-{
-	struct ibv_qp_init_attr ia = {
-		.cap = {.max_send_wr = 256,
-			.max_recv_wr = 512,
-			.max_send_sge = 1,
-			.max_recv_sge = 1},
-		.qp_type = type,
-	};
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
-	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
-
-	if (type == IBV_QPT_UD) {
-		mask |= IBV_QP_QKEY;
-	} else {
-		mask |= IBV_QP_ACCESS_FLAGS;
-		a.qp_access_flags =
-			IBV_ACCESS_REMOTE_WRITE |
-			(type == IBV_QPT_RC ? IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC
-					    : 0);
-	}
-	x->buf = aligned_alloc(4096, BUF_LEN);
-	cr_assert_not_null(x->buf);
-	memset(x->buf, 0, BUF_LEN);
-	x->ctx = ibv_open_device(dev);
-	cr_assert_not_null(x->ctx);
-	x->pd = ibv_alloc_pd(x->ctx);
-	cr_assert_not_null(x->pd);
-	x->cq = ibv_create_cq(x->ctx, 2048, NULL, NULL, 0);
-	cr_assert_not_null(x->cq);
-	ia.send_cq = x->cq;
-	ia.recv_cq = x->cq;
-	x->qp = ibv_create_qp(x->pd, &ia);
-	cr_assert_not_null(x->qp, "create_qp: %s", strerror(errno));
-	x->mr = ibv_reg_mr(x->pd, x->buf, BUF_LEN,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
-	cr_assert_not_null(x->mr);
-	cr_assert_eq(ibv_query_gid(x->ctx, 1, 1, &x->gid), 0);
-	cr_assert_eq(ibv_modify_qp(x->qp, &a, mask), 0, "INIT: %s", strerror(errno));
-}
-
-static void end_connect(struct end *x, const struct end *peer, uint8_t timeout, uint8_t retry)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = peer->qp->qp_num,
-		.rq_psn = 0xfffff0, /* the PSNs wrap during every run */
-		.max_dest_rd_atomic = 8,
-		.min_rnr_timer = 1,
-		.ah_attr = {.is_global = 1,
-			    .port_num = 1,
-			    .grh = {.dgid = peer->gid, .sgid_index = 1, .hop_limit = 64}},
-	};
-	int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-	int rts = IBV_QP_STATE | IBV_QP_SQ_PSN;
-
-	if (qp_type == IBV_QPT_RC) {
-		rtr |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-		rts |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-		       IBV_QP_MAX_QP_RD_ATOMIC;
-	}
-	cr_assert_eq(ibv_modify_qp(x->qp, &a, rtr), 0, "RTR: %s", strerror(errno));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0xfffff0;
-	a.timeout = timeout;
-	a.retry_cnt = retry;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 8;
-	cr_assert_eq(ibv_modify_qp(x->qp, &a, rts), 0, "RTS: %s", strerror(errno));
-}
-
-static void end_ud_ready(struct end *x, const struct end *peer)
-{
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTR};
-	struct ibv_ah_attr ah = {.is_global = 1,
-				 .port_num = 1,
-				 .grh = {.dgid = peer->gid, .sgid_index = 1, .hop_limit = 64}};
-
-	cr_assert_eq(ibv_modify_qp(x->qp, &a, IBV_QP_STATE), 0);
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0xfffff0;
-	cr_assert_eq(ibv_modify_qp(x->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
-	x->ah = ibv_create_ah(x->pd, &ah);
-	cr_assert_not_null(x->ah);
-}
 
 /*
  * Two ports joined back to back, each sending through @p fault0 / @p fault1
@@ -169,14 +68,10 @@ static void end_ud_ready(struct end *x, const struct end *peer)
 static void setup(enum ibv_qp_type type, const char *fault0, const char *fault1, uint8_t timeout,
 		  uint8_t retry)
 {
-	char devices[512];
-	struct ibv_device **list;
-	int n;
-
+	struct pair_opts o = pair_opts_default(type);
 	const char *seed = getenv("DROCE_FAULT_SEED");
-	char s0[32] = "", s1[32] = "";
-
 	const char *spec = getenv("DROCE_FAULT_SPEC");
+	char s0[32] = "", s1[32] = "", k0[256] = "", k1[256] = "";
 
 	qp_type = type;
 	/* exploring by hand: DROCE_FAULT_SPEC replaces the faults of every faulty link, */
@@ -189,85 +84,40 @@ static void setup(enum ibv_qp_type type, const char *fault0, const char *fault1,
 		snprintf(s0, sizeof(s0), "+seed:%lu", strtoul(seed, NULL, 0) * 2);
 		snprintf(s1, sizeof(s1), "+seed:%lu", strtoul(seed, NULL, 0) * 2 + 1);
 	}
-	snprintf(devices, sizeof(devices),
-		 "droce0:mac=02:00:00:00:00:01,ip=10.0.0.1,mtu=1500,link=l0%s%s%s "
-		 "droce1:mac=02:00:00:00:00:02,ip=10.0.0.2,mtu=1500,link=l0%s%s%s",
-		 fault0 ? ",fault=" : "", fault0 ? fault0 : "", fault0 ? s0 : "",
-		 fault1 ? ",fault=" : "", fault1 ? fault1 : "", fault1 ? s1 : "");
-	setenv("DROCE_DEVICES", devices, 1);
-	/* ring links need no DMA memory: no hugepages, so tests running side by side
-	 * (meson, another suite) never find the hugepages taken */
-	setenv("DROCE_NO_HUGE", "1", 1);
-	list = ibv_get_device_list(&n);
-	cr_assert_eq(n, 2);
-	end_open(&e0, list[0], type);
-	cr_assert(droce_engine_running(), "the engine did not start");
-	end_open(&e1, list[1], type);
-	ibv_free_device_list(list);
-	if (type == IBV_QPT_UD) {
-		end_ud_ready(&e0, &e1);
-		end_ud_ready(&e1, &e0);
-	} else {
-		end_connect(&e0, &e1, timeout, retry);
-		end_connect(&e1, &e0, timeout, retry);
-	}
+	if (fault0 != NULL)
+		snprintf(k0, sizeof(k0), ",fault=%s%s", fault0, s0);
+	if (fault1 != NULL)
+		snprintf(k1, sizeof(k1), ",fault=%s%s", fault1, s1);
+	o.keys[0] = k0;
+	o.keys[1] = k1;
+	o.eth_mtu = 1500;
+	o.buf_len = BUF_LEN;
+	o.max_send_wr = 256;
+	o.max_recv_wr = 512;
+	o.cq_depth = 2048;
+	o.psn = 0xfffff0; /* the PSNs wrap during every run */
+	o.rd_atomic = 8;
+	o.timeout = timeout;
+	o.retry_cnt = retry;
+	/* no hugepages, so tests running side by side (meson, another suite) never find them
+	 * taken */
+	o.no_huge = true;
+	pair_open(&o, &e0, &e1);
 }
 
 /* ------------------------------------------------------------ helpers */
 
-static double elapsed(const struct timespec *t0)
+static void post_recv(struct pair_end *x, uint64_t id, uint32_t off, uint32_t len)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+	pair_post_recv(x, id, off, len, 0);
 }
 
-static void fill(uint8_t *p, uint32_t len, uint32_t seed)
+static void post_send(struct pair_end *x, const struct pair_end *to, uint64_t id,
+		      enum ibv_wr_opcode op, uint32_t off, uint32_t len, uint32_t roff)
 {
-	for (uint32_t i = 0; i < len; i++)
-		p[i] = (uint8_t)((i * 131u + seed * 7u + (i >> 8)) ^ (seed >> 3));
-}
+	const struct pair_wr w = {.id = id, .op = op, .off = off, .len = len, .roff = roff};
 
-/* The first byte where @p p differs from fill(len, seed), or -1. */
-static long mismatch(const uint8_t *p, uint32_t len, uint32_t seed)
-{
-	for (uint32_t i = 0; i < len; i++)
-		if (p[i] != (uint8_t)((i * 131u + seed * 7u + (i >> 8)) ^ (seed >> 3)))
-			return (long)i;
-	return -1;
-}
-
-static void post_recv(struct end *x, uint64_t id, uint32_t off, uint32_t len)
-{
-	struct ibv_sge s = {.addr = (uintptr_t)x->buf + off, .length = len, .lkey = x->mr->lkey};
-	struct ibv_recv_wr wr = {.wr_id = id, .sg_list = &s, .num_sge = 1}, *bad;
-
-	cr_assert_eq(ibv_post_recv(x->qp, &wr, &bad), 0);
-}
-
-static void post_send(struct end *x, const struct end *to, uint64_t id, enum ibv_wr_opcode op,
-		      uint32_t off, uint32_t len, uint32_t roff)
-{
-	struct ibv_sge s = {.addr = (uintptr_t)x->buf + off, .length = len, .lkey = x->mr->lkey};
-	struct ibv_send_wr wr = {.wr_id = id,
-				 .sg_list = &s,
-				 .num_sge = len ? 1 : 0,
-				 .opcode = op,
-				 .send_flags = IBV_SEND_SIGNALED,
-				 .imm_data = htobe32((uint32_t)id)},
-			   *bad;
-
-	if (qp_type == IBV_QPT_UD) {
-		wr.wr.ud.ah = x->ah;
-		wr.wr.ud.remote_qpn = to->qp->qp_num;
-		wr.wr.ud.remote_qkey = QKEY;
-	} else {
-		wr.wr.rdma.remote_addr = (uintptr_t)to->buf + roff;
-		wr.wr.rdma.rkey = to->mr->rkey;
-	}
-	cr_assert_eq(ibv_post_send(x->qp, &wr, &bad), 0, "post_send %llu: %s",
-		     (unsigned long long)id, strerror(errno));
+	pair_post_send(x, to, &w);
 }
 
 static void port_stats(int i, struct droce_engine_port_stats *st)
@@ -302,7 +152,7 @@ static void log_ports(void)
 /* The liveness bound of a polling loop: past it, the run is hung. */
 static bool hung(const struct timespec *t0)
 {
-	if (elapsed(t0) < LIVENESS)
+	if (pair_elapsed(t0) < LIVENESS)
 		return false;
 	log_ports();
 	return true;
@@ -327,7 +177,7 @@ static void destroy_and_check_pools(void)
 		idle = st[0].fault_held == 0 && st[1].fault_held == 0 &&
 		       st[0].pool_avail == st[0].pool_avail_start &&
 		       st[1].pool_avail == st[1].pool_avail_start;
-	} while (!idle && elapsed(&t0) < 5);
+	} while (!idle && pair_elapsed(&t0) < 5);
 	for (int i = 0; i < 2; i++) {
 		cr_expect_eq(st[i].fault_held, 0, "%s: %llu frames still held", port_name[i],
 			     (unsigned long long)st[i].fault_held);
@@ -371,12 +221,12 @@ static void rc_post(uint32_t i)
 
 	switch (m.op) {
 	case IBV_WR_RDMA_READ:
-		fill(e1.buf + READ_OFF + slot, m.len, i);
+		pair_fill(e1.buf + READ_OFF + slot, m.len, i);
 		memset(e0.buf + DST_OFF + slot, 0, m.len);
 		post_send(&e0, &e1, i, m.op, DST_OFF + slot, m.len, READ_OFF + slot);
 		break;
 	default:
-		fill(e0.buf + SRC_OFF + slot, m.len, i);
+		pair_fill(e0.buf + SRC_OFF + slot, m.len, i);
 		if (m.op != IBV_WR_SEND_WITH_IMM)
 			memset(e1.buf + DST_OFF + slot, 0, m.len);
 		post_send(&e0, &e1, i, m.op, SRC_OFF + slot, m.len, DST_OFF + slot);
@@ -433,9 +283,9 @@ static void rc_run(uint32_t n, uint32_t ahead)
 				     ibv_wc_status_str(wc[k].status));
 			/* an RC WRITE or READ completion means the data is placed */
 			if (m.op == IBV_WR_RDMA_READ)
-				bad = mismatch(e0.buf + DST_OFF + slot, m.len, i);
+				bad = pair_mismatch(e0.buf + DST_OFF + slot, m.len, i);
 			else if (m.op != IBV_WR_SEND_WITH_IMM)
-				bad = mismatch(e1.buf + DST_OFF + slot, m.len, i);
+				bad = pair_mismatch(e1.buf + DST_OFF + slot, m.len, i);
 			else
 				bad = -1;
 			cr_assert_eq(bad, -1, "message %u (op %d, %u bytes): byte %ld differs", i,
@@ -464,10 +314,11 @@ static void rc_run(uint32_t n, uint32_t ahead)
 				     wc[k].byte_len, m.len);
 			if (m.op == IBV_WR_SEND_WITH_IMM) {
 				cr_assert_eq(wc[k].opcode, IBV_WC_RECV);
-				bad = mismatch(e1.buf + RECV_OFF + (r % SLOTS) * SLOT, m.len, i);
+				bad = pair_mismatch(e1.buf + RECV_OFF + (r % SLOTS) * SLOT, m.len,
+						    i);
 			} else {
 				cr_assert_eq(wc[k].opcode, IBV_WC_RECV_RDMA_WITH_IMM);
-				bad = mismatch(e1.buf + DST_OFF + slot, m.len, i);
+				bad = pair_mismatch(e1.buf + DST_OFF + slot, m.len, i);
 			}
 			cr_assert_eq(bad, -1, "message %u (%u bytes): byte %ld differs", i, m.len,
 				     bad);
@@ -758,7 +609,7 @@ static uint32_t unrel_run(bool ordered, uint32_t (*len_of)(uint32_t))
 		while (posted < UNREL_N && posted - completed < WINDOW) {
 			uint32_t slot = (posted % SLOTS) * SLOT;
 
-			fill(e0.buf + SRC_OFF + slot, len_of(posted), posted);
+			pair_fill(e0.buf + SRC_OFF + slot, len_of(posted), posted);
 			post_send(&e0, &e1, posted, IBV_WR_SEND_WITH_IMM, SRC_OFF + slot,
 				  len_of(posted), 0);
 			posted++;
@@ -777,7 +628,7 @@ static uint32_t unrel_run(bool ordered, uint32_t (*len_of)(uint32_t))
 		port_stats(0, &st[0]);
 		port_stats(1, &st[1]);
 	} while ((st[0].fault_held != 0 || st[0].pool_avail != st[0].pool_avail_start) &&
-		 elapsed(&t0) < 5);
+		 pair_elapsed(&t0) < 5);
 	while ((got = ibv_poll_cq(e1.cq, 32, wc)) > 0) {
 		for (k = 0; k < got; k++) {
 			uint32_t r = (uint32_t)wc[k].wr_id, i = be32toh(wc[k].imm_data);
@@ -798,7 +649,7 @@ static uint32_t unrel_run(bool ordered, uint32_t (*len_of)(uint32_t))
 			last = i;
 			cr_assert_eq(wc[k].byte_len, len_of(i) + (qp_type == IBV_QPT_UD ? 40 : 0),
 				     "message %u: %u bytes", i, wc[k].byte_len);
-			bad = mismatch(p + (qp_type == IBV_QPT_UD ? 40 : 0), len_of(i), i);
+			bad = pair_mismatch(p + (qp_type == IBV_QPT_UD ? 40 : 0), len_of(i), i);
 			cr_assert_eq(bad, -1, "message %u: byte %ld differs", i, bad);
 			arrived++;
 		}

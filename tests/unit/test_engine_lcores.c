@@ -16,57 +16,38 @@
 
 #include "droce_counters.h"
 #include "droce_engine.h"
+#include "pair_harness.h"
 
-#define DEVICES                                                      \
-	"droce0:mac=02:00:00:00:00:01,ip=10.0.0.1,mtu=1500,link=l0 " \
-	"droce1:mac=02:00:00:00:00:02,ip=10.0.0.2,mtu=1500,link=l0"
-#define BUF_LEN (1u << 20)
-#define MSG     3000u /* three packets at path MTU 1024 */
-#define DEPTH   64u
+#define MSG   3000u /* three packets at path MTU 1024 */
+#define DEPTH 64u
+#define QKEY  0x1111
 
-struct dev {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_mr *mr;
-	uint8_t *buf;
-	union ibv_gid gid;
-};
+static struct pair_end d0, d1;
 
-static struct dev d0, d1;
-
-static void dev_open(struct dev *d, struct ibv_device *dev)
+/* The set-up of every QP of @p type: queues of DEPTH, ports of MTU 1500, two lcores. */
+static struct pair_opts opts(enum ibv_qp_type type)
 {
-	d->buf = aligned_alloc(4096, BUF_LEN);
-	cr_assert_not_null(d->buf);
-	d->ctx = ibv_open_device(dev);
-	cr_assert_not_null(d->ctx);
-	d->pd = ibv_alloc_pd(d->ctx);
-	cr_assert_not_null(d->pd);
-	d->mr = ibv_reg_mr(d->pd, d->buf, BUF_LEN,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
-	cr_assert_not_null(d->mr);
-	cr_assert_eq(ibv_query_gid(d->ctx, 1, 1, &d->gid), 0);
+	struct pair_opts o = pair_opts_default(type);
+
+	o.eth_mtu = 1500;
+	o.max_send_wr = o.max_recv_wr = DEPTH;
+	o.psn = 7;
+	o.qkey = QKEY;
+	o.lcores = 2;
+	return o;
 }
 
 static void setup(void)
 {
-	struct ibv_device **list;
-	int n;
+	struct pair_opts o = opts(IBV_QPT_RC);
 
-	setenv("DROCE_DEVICES", DEVICES, 1);
-	setenv("DROCE_LCORES", "2", 1);
-	list = ibv_get_device_list(&n);
-	cr_assert_eq(n, 2);
-	dev_open(&d0, list[0]);
-	dev_open(&d1, list[1]);
-	ibv_free_device_list(list);
+	pair_open_devices(&o, &d0, &d1);
 	cr_assert_eq(droce_engine_lcores(), 2u, "the engine runs two lcores");
 }
 
 TestSuite(engine_lcores, .init = setup, .timeout = 90);
 
-static struct ibv_cq *cq_new(struct dev *d)
+static struct ibv_cq *cq_new(struct pair_end *d)
 {
 	struct ibv_cq *cq = ibv_create_cq(d->ctx, 4 * DEPTH, NULL, NULL, 0);
 
@@ -74,73 +55,19 @@ static struct ibv_cq *cq_new(struct dev *d)
 	return cq;
 }
 
-static struct ibv_qp *qp_new(struct dev *d, enum ibv_qp_type type, struct ibv_cq *scq,
+static struct ibv_qp *qp_new(struct pair_end *d, enum ibv_qp_type type, struct ibv_cq *scq,
 			     struct ibv_cq *rcq, struct ibv_srq *srq)
 {
-	struct ibv_qp_init_attr ia = {
-		.send_cq = scq,
-		.recv_cq = rcq,
-		.srq = srq,
-		.cap = {.max_send_wr = DEPTH,
-			.max_recv_wr = srq ? 0 : DEPTH,
-			.max_send_sge = 1,
-			.max_recv_sge = 1},
-		.qp_type = type,
-	};
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT,
-				.port_num = 1,
-				.qkey = 0x1111,
-				.qp_access_flags =
-					IBV_ACCESS_REMOTE_WRITE |
-					(type == IBV_QPT_RC ? IBV_ACCESS_REMOTE_READ : 0)};
-	struct ibv_qp *qp = ibv_create_qp(d->pd, &ia);
+	struct pair_opts o = opts(type);
 
-	cr_assert_not_null(qp, "create_qp: %s", strerror(errno));
-	cr_assert_eq(
-		ibv_modify_qp(qp, &a,
-			      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				      (type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS)),
-		0);
-	return qp;
+	return pair_qp_create(&o, d, scq, rcq, srq);
 }
 
-static void qp_connect(struct ibv_qp *qp, const struct dev *peer, uint32_t dqpn)
+static void qp_connect(struct ibv_qp *qp, const struct pair_end *peer, uint32_t dqpn)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dqpn,
-		.rq_psn = 7,
-		.max_dest_rd_atomic = 4,
-		.min_rnr_timer = 1,
-		.ah_attr = {.is_global = 1,
-			    .port_num = 1,
-			    .grh = {.dgid = peer->gid, .sgid_index = 1, .hop_limit = 64}},
-	};
+	struct pair_opts o = opts(qp->qp_type);
 
-	if (qp->qp_type == IBV_QPT_UD) {
-		cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
-		a.qp_state = IBV_QPS_RTS;
-		a.sq_psn = 7;
-		cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
-		return;
-	}
-	cr_assert_eq(ibv_modify_qp(qp, &a,
-				   IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-					   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-					   IBV_QP_MIN_RNR_TIMER),
-		     0);
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 7;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	cr_assert_eq(ibv_modify_qp(qp, &a,
-				   IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-					   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					   IBV_QP_MAX_QP_RD_ATOMIC),
-		     0);
+	pair_qp_connect(&o, qp, &peer->gid, dqpn);
 }
 
 /* Every completion of @p n expected on @p cq, whatever QP: status and opcode checked. */
@@ -192,7 +119,7 @@ static void wait_ops(struct ibv_cq *cq, unsigned int n, unsigned int *ops)
 	}
 }
 
-static void post_recv_qp(struct ibv_qp *qp, const struct dev *d, uint64_t id, uint32_t off)
+static void post_recv_qp(struct ibv_qp *qp, const struct pair_end *d, uint64_t id, uint32_t off)
 {
 	struct ibv_sge s = {
 		.addr = (uintptr_t)d->buf + off, .length = MSG + 40, .lkey = d->mr->lkey};
@@ -201,7 +128,7 @@ static void post_recv_qp(struct ibv_qp *qp, const struct dev *d, uint64_t id, ui
 	cr_assert_eq(ibv_post_recv(qp, &wr, &bad), 0);
 }
 
-static void post_srq(struct ibv_srq *srq, const struct dev *d, uint64_t id, uint32_t off)
+static void post_srq(struct ibv_srq *srq, const struct pair_end *d, uint64_t id, uint32_t off)
 {
 	struct ibv_sge s = {.addr = (uintptr_t)d->buf + off, .length = MSG, .lkey = d->mr->lkey};
 	struct ibv_recv_wr wr = {.wr_id = id, .sg_list = &s, .num_sge = 1}, *bad;
@@ -209,7 +136,7 @@ static void post_srq(struct ibv_srq *srq, const struct dev *d, uint64_t id, uint
 	cr_assert_eq(ibv_post_srq_recv(srq, &wr, &bad), 0);
 }
 
-static void post_send_qp(struct ibv_qp *qp, const struct dev *d, uint64_t id, uint32_t off,
+static void post_send_qp(struct ibv_qp *qp, const struct pair_end *d, uint64_t id, uint32_t off,
 			 enum ibv_wr_opcode op, uint64_t raddr, uint32_t rkey)
 {
 	struct ibv_sge s = {.addr = (uintptr_t)d->buf + off, .length = MSG, .lkey = d->mr->lkey};
@@ -223,12 +150,6 @@ static void post_send_qp(struct ibv_qp *qp, const struct dev *d, uint64_t id, ui
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
 	cr_assert_eq(ibv_post_send(qp, &wr, &bad), 0);
-}
-
-static void fill(uint8_t *p, uint32_t len, uint32_t seed)
-{
-	for (uint32_t i = 0; i < len; i++)
-		p[i] = (uint8_t)(i * 13 + seed);
 }
 
 /* An RC pair, each end with CQs of its own: its two QPs land on different lcores. */
@@ -274,8 +195,8 @@ Test(engine_lcores, rc_traffic_across_lcores_arrives_whole)
 
 	pair_new(&p[0], IBV_QPT_RC);
 	pair_new(&p[1], IBV_QPT_RC);
-	fill(d0.buf, 8 * MSG, 1);
-	fill(d1.buf, 8 * MSG, 2);
+	pair_fill(d0.buf, 8 * MSG, 1);
+	pair_fill(d1.buf, 8 * MSG, 2);
 	for (unsigned int i = 0; i < 2; i++) {
 		uint32_t in = (16 + 4 * i) * MSG;
 
@@ -338,12 +259,12 @@ Test(engine_lcores, ud_across_lcores)
 	pair_new(&p, IBV_QPT_UD);
 	ah = ibv_create_ah(d0.pd, &aa);
 	cr_assert_not_null(ah);
-	fill(d0.buf, 1000, 5);
+	pair_fill(d0.buf, 1000, 5);
 	for (unsigned int i = 0; i < 8; i++)
 		post_recv_qp(p.q1, &d1, i, 64 * 1024 + i * 4096);
 	wr.wr.ud.ah = ah;
 	wr.wr.ud.remote_qpn = p.q1->qp_num;
-	wr.wr.ud.remote_qkey = 0x1111;
+	wr.wr.ud.remote_qkey = QKEY;
 	for (unsigned int i = 0; i < 8; i++) {
 		wr.wr_id = i;
 		cr_assert_eq(ibv_post_send(p.q0, &wr, &bad), 0);
@@ -493,7 +414,7 @@ Test(engine_lcores, traffic_goes_on_while_the_control_path_parks_the_lcores)
 	cr_assert_eq(pthread_create(&t, NULL, control_loop, NULL), 0);
 	for (unsigned int r = 0; r < 200; r++) {
 		for (unsigned int i = 0; i < 2; i++) {
-			fill(d0.buf + i * MSG, MSG, r * 2 + i);
+			pair_fill(d0.buf + i * MSG, MSG, r * 2 + i);
 			post_recv_qp(p[i].q1, &d1, r, (16 + 4 * i) * MSG);
 			post_send_qp(p[i].q0, &d0, r, i * MSG, IBV_WR_SEND, 0, 0);
 		}

@@ -13,21 +13,14 @@
 #include <droce_engine.h>
 #include <droce_verbs_engine.h>
 
+#include "pair_harness.h"
+
 #define DEVICES                                                         \
 	"droce0:mac=02:00:00:00:00:01,ip=10.0.0.1,ip=fd00::1,mtu=1500 " \
 	"droce1:mac=02:00:00:00:00:02,ip=10.0.0.2,ip=fd00::2,mtu=1500"
 #define QKEY 0x1234
 
-struct end {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	uint8_t buf[4096];
-};
-
-static struct end e0, e1;
+static struct pair_end e0, e1;
 
 static int hook_cq(struct ibv_cq *cq, bool solicited)
 {
@@ -59,34 +52,19 @@ static void port_conf(struct droce_engine_port_conf *p, const char *name, uint8_
 	p->ipv6[0][15] = last;
 }
 
-static void end_open(struct end *x, struct ibv_device *dev)
+/* A UD QP in RTS on @p dev; the engine runs: the verbs layer registers the CQ, the QP and
+ * their changes with it. */
+static void end_open(struct pair_end *x, struct ibv_device *dev)
 {
-	struct ibv_qp_init_attr ia = {
-		.cap = {.max_send_wr = 32, .max_recv_wr = 32, .max_send_sge = 1, .max_recv_sge = 1},
-		.qp_type = IBV_QPT_UD,
-	};
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
+	struct pair_opts o = pair_opts_default(IBV_QPT_UD);
 
-	x->ctx = ibv_open_device(dev);
-	cr_assert_not_null(x->ctx);
-	x->pd = ibv_alloc_pd(x->ctx);
-	x->cq = ibv_create_cq(x->ctx, 64, NULL, NULL, 0);
-	cr_assert_not_null(x->cq);
-	ia.send_cq = x->cq;
-	ia.recv_cq = x->cq;
-	x->qp = ibv_create_qp(x->pd, &ia);
-	cr_assert_not_null(x->qp);
-	x->mr = ibv_reg_mr(x->pd, x->buf, sizeof(x->buf), IBV_ACCESS_LOCAL_WRITE);
-	cr_assert_not_null(x->mr);
-	/* the engine runs: the verbs layer registers the CQ, the QP and their changes */
-	cr_assert_eq(ibv_modify_qp(x->qp, &a,
-				   IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
-		     0);
-	a.qp_state = IBV_QPS_RTR;
-	cr_assert_eq(ibv_modify_qp(x->qp, &a, IBV_QP_STATE), 0);
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0;
-	cr_assert_eq(ibv_modify_qp(x->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+	o.qkey = QKEY;
+	o.buf_len = 4096;
+	o.max_send_wr = o.max_recv_wr = 32;
+	o.cq_depth = 64;
+	o.mr_access = IBV_ACCESS_LOCAL_WRITE;
+	pair_end_open(&o, x, dev);
+	pair_qp_connect(&o, x->qp, NULL, 0);
 }
 
 static void setup(void)

@@ -6,50 +6,21 @@
 
 #include "ud_pair.h"
 
-struct end e0, e1;
+struct pair_end e0, e1;
 
-void end_open(struct end *x, struct ibv_device *dev)
+void ud_pair_open(const char *keys0, const char *keys1)
 {
-	struct ibv_qp_init_attr ia = {
-		.cap = {.max_send_wr = 128,
-			.max_recv_wr = 128,
-			.max_send_sge = 1,
-			.max_recv_sge = 1},
-		.qp_type = IBV_QPT_UD,
-	};
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
+	struct pair_opts o = pair_opts_default(IBV_QPT_UD);
 
-	x->ctx = ibv_open_device(dev);
-	cr_assert_not_null(x->ctx);
-	x->pd = ibv_alloc_pd(x->ctx);
-	x->cq = ibv_create_cq(x->ctx, 512, NULL, NULL, 0);
-	cr_assert_not_null(x->cq);
-	ia.send_cq = ia.recv_cq = x->cq;
-	x->qp = ibv_create_qp(x->pd, &ia);
-	cr_assert_not_null(x->qp);
-	x->mr = ibv_reg_mr(x->pd, x->buf, sizeof(x->buf), IBV_ACCESS_LOCAL_WRITE);
-	cr_assert_not_null(x->mr);
-	cr_assert_eq(ibv_modify_qp(x->qp, &a,
-				   IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
-		     0);
-	a.qp_state = IBV_QPS_RTR;
-	cr_assert_eq(ibv_modify_qp(x->qp, &a, IBV_QP_STATE), 0);
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0;
-	cr_assert_eq(ibv_modify_qp(x->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
-}
-
-void ud_pair_open(const char *devices)
-{
-	struct ibv_device **list;
-	int n;
-
-	setenv("DROCE_DEVICES", devices, 1);
-	list = ibv_get_device_list(&n);
-	cr_assert_eq(n, 2);
-	end_open(&e0, list[0]);
-	end_open(&e1, list[1]);
-	ibv_free_device_list(list);
+	o.keys[0] = keys0;
+	o.keys[1] = keys1;
+	o.eth_mtu = 1500;
+	o.qkey = QKEY;
+	o.buf_len = 4096;
+	o.max_send_wr = o.max_recv_wr = 128;
+	o.cq_depth = 512;
+	o.mr_access = IBV_ACCESS_LOCAL_WRITE;
+	pair_open(&o, &e0, &e1);
 }
 
 struct ibv_wc wait_wc(struct ibv_cq *cq)

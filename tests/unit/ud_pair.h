@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Two embedded-engine devices of DROCE_DEVICES (droce0, droce1), each with one UD QP in
- * RTS (Q_Key QKEY), for tests of what the ports do: neighbours, capture.
+ * RTS (Q_Key QKEY), for tests of what the ports do: neighbours, capture, telemetry.
  */
 #ifndef DROCE_TEST_UD_PAIR_H
 #define DROCE_TEST_UD_PAIR_H
@@ -13,22 +13,17 @@
 
 #include <infiniband/verbs.h>
 
+#include "pair_harness.h"
+
 #define QKEY 0x11111111u
 
-struct end {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	uint8_t buf[4096];
-};
+extern struct pair_end e0, e1;
 
-extern struct end e0, e1;
-
-void end_open(struct end *x, struct ibv_device *dev);
-/** Open the two devices @p devices (DROCE_DEVICES) names, a UD QP on each. */
-void ud_pair_open(const char *devices);
+/**
+ * droce0 and droce1 joined by a ring link (ports of MTU 1500, pair_harness.h), @p keys0 and
+ * @p keys1 their further DROCE_DEVICES keys (",k=v", or NULL), a UD QP in RTS on each.
+ */
+void ud_pair_open(const char *keys0, const char *keys1);
 /** The next completion of @p cq (fails the test after 20 s). */
 struct ibv_wc wait_wc(struct ibv_cq *cq);
 /** An address handle on droce0 to @p dgid from its GID @p sgid_index. */
