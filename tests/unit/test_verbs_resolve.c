@@ -13,9 +13,8 @@
 #include "daemon_harness.h"
 #include "ud_pair.h"
 
-#define LINK                                                                    \
-	"droce0:mac=02:00:00:00:00:01,ip=10.0.0.1,ip=fd00::1,mtu=1500,link=l0 " \
-	"droce1:mac=02:00:00:00:00:02,ip=10.0.0.2,ip=fd00::2,mtu=1500,link=l0"
+/* droce0 (10.0.0.1) and droce1 (10.0.0.2) of ud_pair.h, each with an IPv6 address too */
+#define LINK ",ip=fd00::1", ",ip=fd00::2"
 
 static const uint8_t mac1[6] = {0x02, 0, 0, 0, 0, 0x02};
 /* droced's second device (daemon_harness.h) */
