@@ -32,7 +32,7 @@ static const char *value_name(enum droce_cm_field f, uint64_t v)
 	static const char *const ref[] = {"REQ", "REP", "other"};
 	static const char *const transport[] = {"RC", "UC", "RD"};
 	static const char *const sidr[] = {"valid", "unsupported", "reject",
-					   "no_qp", "redirect", "unsupported_version"};
+					   "no_qp", "redirect",    "unsupported_version"};
 
 	switch (f) {
 	case DROCE_CM_REJ_REASON:
@@ -158,8 +158,7 @@ static void print_cma(FILE *out, bool json, const uint8_t *mad, enum droce_cm_ms
 			"%srdma_cm{port_space=0x%04x port=%u version=%u ip_version=%u src_port=%u "
 			"src=%s dst=%s private_data=",
 			indent, ps, port, c.version, c.ip_version, c.port, src, dst);
-	print_bytes_value(out, json, priv + DROCE_CMA_HDR_LEN,
-			  mi->private_len - DROCE_CMA_HDR_LEN);
+	print_bytes_value(out, json, priv + DROCE_CMA_HDR_LEN, mi->private_len - DROCE_CMA_HDR_LEN);
 	fputs(json ? "}" : "}\n", out);
 }
 

@@ -297,7 +297,7 @@ struct droce_cm_field_info {
 	uint8_t size;     /**< bytes of the big-endian unit (1, 2, 4, 8), or of the byte string */
 	uint8_t shift;    /**< bit position of the field's least significant bit in the unit */
 	uint8_t bits;     /**< width in bits; 0 for a byte string (GIDs, ARI, private data) */
-	bool reserved;    /**< sent as zero, ignored on receipt (12.6.2); kept to rebuild byte for byte */
+	bool reserved;    /**< sent as zero, ignored on receipt (12.6.2) */
 };
 
 extern const struct droce_cm_field_info droce_cm_field_table[DROCE_CM_FIELD_COUNT];
@@ -507,9 +507,9 @@ void droce_gsi_fields(struct droce_hdr_fields *f, uint16_t pkey, uint32_t psn);
  * the prefix 0x0000000001, the protocol byte, the port; Linux names prefix and protocol
  * together the port space (RDMA_PS_TCP 0x0106 ...), and so does droce.
  */
-#define DROCE_CMA_PS_TCP 0x0106
-#define DROCE_CMA_PS_UDP 0x0111
-#define DROCE_CMA_PS_IB  0x013f
+#define DROCE_CMA_PS_TCP          0x0106
+#define DROCE_CMA_PS_UDP          0x0111
+#define DROCE_CMA_PS_IB           0x013f
 #define DROCE_CMA_SID_PREFIX      0x0000000001000000ull
 #define DROCE_CMA_SID_PREFIX_MASK 0xffffffffff000000ull
 

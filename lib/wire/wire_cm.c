@@ -19,7 +19,7 @@
 #define RSVD_IN(msg, id, at, off, size, shift, bits) \
 	[id] = {"rsvd" #at, DROCE_CM_##msg, off, size, shift, bits, true}
 /* A byte string: GIDs, additional information, private data; reserved runs of bytes. */
-#define BYTES(msg, id, nm, off, len) [id] = {nm, DROCE_CM_##msg, off, len, 0, 0, false}
+#define BYTES(msg, id, nm, off, len)  [id] = {nm, DROCE_CM_##msg, off, len, 0, 0, false}
 #define RSVD_BYTES(msg, id, off, len) [id] = {"rsvd" #off, DROCE_CM_##msg, off, len, 0, 0, true}
 
 /* clang-format off */
@@ -191,35 +191,35 @@ const struct droce_cm_field_info droce_cm_field_table[DROCE_CM_FIELD_COUNT] = {
 	BYTES(APR, DROCE_CM_APR_PRIVATE_DATA, "private_data", 84, 148),
 };
 
-#define MSG(msg, nm, cl, attr, first, last, priv) \
-	[DROCE_CM_##msg] = {nm, cl, attr, first, (last) - (first) + 1, \
-			    droce_cm_field_table[priv].offset, droce_cm_field_table[priv].size}
+/* Private data: the message's last field, @poff and @plen as in its table entry above. */
+#define MSG(msg, nm, cl, attr, first, last, poff, plen) \
+	[DROCE_CM_##msg] = {nm, cl, attr, first, (last) - (first) + 1, poff, plen}
 
 const struct droce_cm_msg_info droce_cm_msg_table[DROCE_CM_MSG_COUNT] = {
 	MSG(REQ, "REQ", "12.6.5", DROCE_CM_ATTR_REQ,
-	    DROCE_CM_REQ_LOCAL_COMM_ID, DROCE_CM_REQ_PRIVATE_DATA, DROCE_CM_REQ_PRIVATE_DATA),
+	    DROCE_CM_REQ_LOCAL_COMM_ID, DROCE_CM_REQ_PRIVATE_DATA, 140, 92),
 	MSG(MRA, "MRA", "12.6.6", DROCE_CM_ATTR_MRA,
-	    DROCE_CM_MRA_LOCAL_COMM_ID, DROCE_CM_MRA_PRIVATE_DATA, DROCE_CM_MRA_PRIVATE_DATA),
+	    DROCE_CM_MRA_LOCAL_COMM_ID, DROCE_CM_MRA_PRIVATE_DATA, 10, 222),
 	MSG(REJ, "REJ", "12.6.7", DROCE_CM_ATTR_REJ,
-	    DROCE_CM_REJ_LOCAL_COMM_ID, DROCE_CM_REJ_PRIVATE_DATA, DROCE_CM_REJ_PRIVATE_DATA),
+	    DROCE_CM_REJ_LOCAL_COMM_ID, DROCE_CM_REJ_PRIVATE_DATA, 84, 148),
 	MSG(REP, "REP", "12.6.8", DROCE_CM_ATTR_REP,
-	    DROCE_CM_REP_LOCAL_COMM_ID, DROCE_CM_REP_PRIVATE_DATA, DROCE_CM_REP_PRIVATE_DATA),
+	    DROCE_CM_REP_LOCAL_COMM_ID, DROCE_CM_REP_PRIVATE_DATA, 36, 196),
 	MSG(RTU, "RTU", "12.6.9", DROCE_CM_ATTR_RTU,
-	    DROCE_CM_RTU_LOCAL_COMM_ID, DROCE_CM_RTU_PRIVATE_DATA, DROCE_CM_RTU_PRIVATE_DATA),
+	    DROCE_CM_RTU_LOCAL_COMM_ID, DROCE_CM_RTU_PRIVATE_DATA, 8, 224),
 	MSG(DREQ, "DREQ", "12.6.10", DROCE_CM_ATTR_DREQ,
-	    DROCE_CM_DREQ_LOCAL_COMM_ID, DROCE_CM_DREQ_PRIVATE_DATA, DROCE_CM_DREQ_PRIVATE_DATA),
+	    DROCE_CM_DREQ_LOCAL_COMM_ID, DROCE_CM_DREQ_PRIVATE_DATA, 12, 220),
 	MSG(DREP, "DREP", "12.6.11", DROCE_CM_ATTR_DREP,
-	    DROCE_CM_DREP_LOCAL_COMM_ID, DROCE_CM_DREP_PRIVATE_DATA, DROCE_CM_DREP_PRIVATE_DATA),
+	    DROCE_CM_DREP_LOCAL_COMM_ID, DROCE_CM_DREP_PRIVATE_DATA, 8, 224),
 	MSG(SIDR_REQ, "SIDR_REQ", "12.11.1", DROCE_CM_ATTR_SIDR_REQ,
 	    DROCE_CM_SIDR_REQ_REQUEST_ID, DROCE_CM_SIDR_REQ_PRIVATE_DATA,
-	    DROCE_CM_SIDR_REQ_PRIVATE_DATA),
+	    16, 216),
 	MSG(SIDR_REP, "SIDR_REP", "12.11.2", DROCE_CM_ATTR_SIDR_REP,
 	    DROCE_CM_SIDR_REP_REQUEST_ID, DROCE_CM_SIDR_REP_PRIVATE_DATA,
-	    DROCE_CM_SIDR_REP_PRIVATE_DATA),
+	    96, 136),
 	MSG(LAP, "LAP", "12.6.12", DROCE_CM_ATTR_LAP,
-	    DROCE_CM_LAP_LOCAL_COMM_ID, DROCE_CM_LAP_PRIVATE_DATA, DROCE_CM_LAP_PRIVATE_DATA),
+	    DROCE_CM_LAP_LOCAL_COMM_ID, DROCE_CM_LAP_PRIVATE_DATA, 64, 168),
 	MSG(APR, "APR", "12.6.13", DROCE_CM_ATTR_APR,
-	    DROCE_CM_APR_LOCAL_COMM_ID, DROCE_CM_APR_PRIVATE_DATA, DROCE_CM_APR_PRIVATE_DATA),
+	    DROCE_CM_APR_LOCAL_COMM_ID, DROCE_CM_APR_PRIVATE_DATA, 84, 148),
 };
 
 /* 12.6.7.2, table 109 */

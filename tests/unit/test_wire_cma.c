@@ -39,8 +39,8 @@ Test(cma_service_id, other_service_ids_refused)
 
 /* The header of the rping capture's REQ (frame 17), as Linux sent it. */
 static const uint8_t rping_hdr[DROCE_CMA_HDR_LEN] = {
-	0x00, 0x40, 0xd1, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0a, 0x63, 0x00, 0x03,
-	0,    0,    0,    0,    0, 0, 0, 0, 0, 0, 0, 0, 0x0a, 0x63, 0x00, 0x02,
+	0x00, 0x40, 0xd1, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,    0,    0x0a, 0x63,
+	0x00, 0x03, 0,    0,    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0a, 0x63, 0x00, 0x02,
 };
 
 Test(cma_hdr, ipv4_as_linux_sends_it)

@@ -146,8 +146,8 @@ Test(mad_parse, methods_other_than_send_refused)
 
 Test(mad_parse, unknown_attributes_refused)
 {
-	static const uint16_t bad[] = {0x0000, DROCE_CM_ATTR_CLASS_PORT_INFO, 0x000f, 0x001b,
-				       0x0110, 0xffff};
+	static const uint16_t bad[] = {
+		0x0000, DROCE_CM_ATTR_CLASS_PORT_INFO, 0x000f, 0x001b, 0x0110, 0xffff};
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -90,8 +90,14 @@ struct col_map {
 
 enum cma_col { CMA_MAJV, CMA_MINV, CMA_IPV, CMA_RESV, CMA_SPORT, CMA_SIP4, CMA_DIP4, CMA_PRIV };
 
-#define HDR(col, member) {"infiniband.mad." col, COL_HDR, offsetof(struct droce_mad_fields, member)}
-#define CM(col, f)       {"infiniband.cm." col, COL_CM, DROCE_CM_##f}
+#define HDR(col, member)                                                                  \
+	{                                                                                 \
+		"infiniband.mad." col, COL_HDR, offsetof(struct droce_mad_fields, member) \
+	}
+#define CM(col, f)                                         \
+	{                                                  \
+		"infiniband.cm." col, COL_CM, DROCE_CM_##f \
+	}
 
 /*
  * Not compared: tshark 4.0 reads REQ's flow label, the reserved bits after it and the packet
@@ -349,10 +355,10 @@ static void check_row(struct cm_check *c, const struct golden *g, int row, const
 struct run {
 	const char *capture;
 	struct golden golden;
-	int gsi;          /* GSI packets seen */
-	int matched;      /* of those, compared with tshark */
-	int rebuilt;      /* rebuilt byte for byte */
-	int columns;      /* tshark columns compared */
+	int gsi;     /* GSI packets seen */
+	int matched; /* of those, compared with tshark */
+	int rebuilt; /* rebuilt byte for byte */
+	int columns; /* tshark columns compared */
 	enum droce_cm_msg order[MAX_ROWS];
 	uint32_t req_flow_label;
 	uint8_t req_src_ip[4];
@@ -402,8 +408,8 @@ static void check_frame(uint64_t index, const uint8_t *frame, uint32_t len, void
 	for (row = 0; row < r->golden.nrows; row++)
 		if (r->golden.frame[row] == index)
 			break;
-	cr_assert_lt(row, r->golden.nrows, "%s frame %" PRIu64 " is no MAD to tshark",
-		     r->capture, index);
+	cr_assert_lt(row, r->golden.nrows, "%s frame %" PRIu64 " is no MAD to tshark", r->capture,
+		     index);
 	{
 		struct cm_check c = {.capture = r->capture, .frame = index};
 
@@ -529,10 +535,10 @@ static void check_sid(uint64_t index, const uint8_t *frame, uint32_t len, void *
 	if (!gsi_packet(frame, len, &pkt) || droce_gsi_parse(&pkt, frame, &msg) != DROCE_MAD_OK ||
 	    msg != DROCE_CM_REQ)
 		return;
-	cr_assert_eq(droce_cma_service_id_parse(
-			     droce_cm_get(frame + pkt.payload_off, DROCE_CM_REQ_SERVICE_ID), &ps,
-			     &port),
-		     0);
+	cr_assert_eq(
+		droce_cma_service_id_parse(
+			droce_cm_get(frame + pkt.payload_off, DROCE_CM_REQ_SERVICE_ID), &ps, &port),
+		0);
 	cr_expect_eq(ps, DROCE_CMA_PS_TCP, "port space 0x%04x", ps);
 	cr_expect_eq(port, 7174, "port %u", port);
 	(*seen)++;

@@ -12,7 +12,11 @@
 
 #include <droce_wire.h>
 
-#define FIELDS(mi) for (f = (mi)->first_field; f < (unsigned int)(mi)->first_field + (mi)->nfields; f++)
+/* One past the last field of message @p mi. */
+static unsigned int fields_end(const struct droce_cm_msg_info *mi)
+{
+	return (unsigned int)mi->first_field + mi->nfields;
+}
 
 /* Set the bits of field @p fi in a bit map of the class data (bit 7 of byte 0 first). */
 static void mark_bits(uint8_t *count, const struct droce_cm_field_info *fi)
@@ -43,7 +47,7 @@ Test(cm_tables, every_bit_of_every_message_in_exactly_one_field)
 		uint8_t count[DROCE_MAD_DATA_LEN * 8] = {0};
 		unsigned int f, b;
 
-		FIELDS(mi) {
+		for (f = mi->first_field; f < fields_end(mi); f++) {
 			const struct droce_cm_field_info *fi = &droce_cm_field_table[f];
 
 			cr_expect_eq(fi->msg, m, "field %u (%s) filed under %s", f, fi->name,
@@ -81,10 +85,10 @@ Test(cm_tables, private_data_lengths)
 		enum droce_cm_msg msg;
 		uint8_t len;
 	} expected[] = {
-		{DROCE_CM_REQ, 92},       {DROCE_CM_MRA, 222},      {DROCE_CM_REJ, 148},
-		{DROCE_CM_REP, 196},      {DROCE_CM_RTU, 224},      {DROCE_CM_DREQ, 220},
-		{DROCE_CM_DREP, 224},     {DROCE_CM_SIDR_REQ, 216}, {DROCE_CM_SIDR_REP, 136},
-		{DROCE_CM_LAP, 168},      {DROCE_CM_APR, 148},
+		{DROCE_CM_REQ, 92},   {DROCE_CM_MRA, 222},      {DROCE_CM_REJ, 148},
+		{DROCE_CM_REP, 196},  {DROCE_CM_RTU, 224},      {DROCE_CM_DREQ, 220},
+		{DROCE_CM_DREP, 224}, {DROCE_CM_SIDR_REQ, 216}, {DROCE_CM_SIDR_REP, 136},
+		{DROCE_CM_LAP, 168},  {DROCE_CM_APR, 148},
 	};
 	size_t i;
 
@@ -99,6 +103,10 @@ Test(cm_tables, private_data_lengths)
 			     "%s private data does not end the MAD", mi->name);
 		cr_expect_str_eq(last->name, "private_data", "%s ends with %s", mi->name,
 				 last->name);
+		cr_expect_eq(last->offset, mi->private_off, "%s private data offsets differ",
+			     mi->name);
+		cr_expect_eq(last->size, mi->private_len, "%s private data lengths differ",
+			     mi->name);
 	}
 }
 
@@ -109,10 +117,10 @@ Test(cm_tables, attribute_ids_of_table_104)
 		uint16_t attr;
 		const char *name;
 	} expected[] = {
-		{DROCE_CM_REQ, 0x10, "REQ"},       {DROCE_CM_MRA, 0x11, "MRA"},
-		{DROCE_CM_REJ, 0x12, "REJ"},       {DROCE_CM_REP, 0x13, "REP"},
-		{DROCE_CM_RTU, 0x14, "RTU"},       {DROCE_CM_DREQ, 0x15, "DREQ"},
-		{DROCE_CM_DREP, 0x16, "DREP"},     {DROCE_CM_SIDR_REQ, 0x17, "SIDR_REQ"},
+		{DROCE_CM_REQ, 0x10, "REQ"},           {DROCE_CM_MRA, 0x11, "MRA"},
+		{DROCE_CM_REJ, 0x12, "REJ"},           {DROCE_CM_REP, 0x13, "REP"},
+		{DROCE_CM_RTU, 0x14, "RTU"},           {DROCE_CM_DREQ, 0x15, "DREQ"},
+		{DROCE_CM_DREP, 0x16, "DREP"},         {DROCE_CM_SIDR_REQ, 0x17, "SIDR_REQ"},
 		{DROCE_CM_SIDR_REP, 0x18, "SIDR_REP"}, {DROCE_CM_LAP, 0x19, "LAP"},
 		{DROCE_CM_APR, 0x1a, "APR"},
 	};
@@ -137,7 +145,7 @@ Test(cm_tables, field_names_unique_within_a_message)
 		const struct droce_cm_msg_info *mi = &droce_cm_msg_table[m];
 		unsigned int f, g;
 
-		FIELDS(mi) {
+		for (f = mi->first_field; f < fields_end(mi); f++) {
 			cr_assert_not_null(droce_cm_field_table[f].name, "field %u has no name", f);
 			for (g = f + 1; g < (unsigned int)mi->first_field + mi->nfields; g++)
 				cr_expect_str_neq(droce_cm_field_table[f].name,
@@ -282,13 +290,13 @@ static void fill_random(struct droce_cm_decoded *d, enum droce_cm_msg msg, unsig
 	srandom(seed);
 	droce_mad_cm_fields(&d->hdr, mi->attr_id, (uint64_t)random() << 32 | (uint64_t)random());
 	d->msg = msg;
-	FIELDS(mi) {
+	for (f = mi->first_field; f < fields_end(mi); f++) {
 		const struct droce_cm_field_info *fi = &droce_cm_field_table[f];
 		unsigned int i;
 
 		if (fi->bits != 0)
-			d->value[f] = ((uint64_t)random() << 33 ^ (uint64_t)random()) &
-				      field_max(fi);
+			d->value[f] =
+				((uint64_t)random() << 33 ^ (uint64_t)random()) & field_max(fi);
 		else
 			for (i = 0; i < fi->size; i++)
 				d->bytes[fi->offset + i] = (uint8_t)random();
@@ -317,8 +325,8 @@ Test(cm_messages, encode_decode_round_trip)
 			cr_assert_eq(droce_cm_decode(mad, sizeof(mad), &back), DROCE_MAD_OK,
 				     "%s seed %u", droce_cm_msg_table[m].name, seed);
 			cr_expect_eq(memcmp(&back, &d, sizeof(d)), 0,
-				     "%s seed %u: decoded fields differ", droce_cm_msg_table[m].name,
-				     seed);
+				     "%s seed %u: decoded fields differ",
+				     droce_cm_msg_table[m].name, seed);
 			cr_assert_eq(droce_cm_encode(again, sizeof(again), &back), DROCE_MAD_LEN);
 			cr_expect_arr_eq(again, mad, sizeof(mad), "%s seed %u: re-encoded differs",
 					 droce_cm_msg_table[m].name, seed);
