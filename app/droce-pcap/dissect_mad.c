@@ -29,21 +29,41 @@ static const char *mad_method_name(uint8_t method)
 /* The name of a coded value, for the fields that have a table. */
 static const char *value_name(enum droce_cm_field f, uint64_t v)
 {
-	static const char *const ref[] = {"REQ", "REP", "other"};
+	static const char *const rej_ref[] = {"REQ", "REP", "other"};
+	static const char *const mra_ref[] = {"REQ", "REP", "LAP"};
 	static const char *const transport[] = {"RC", "UC", "RD"};
 	static const char *const sidr[] = {"valid", "unsupported", "reject",
 					   "no_qp", "redirect",    "unsupported_version"};
+	static const char *const apr[] = {
+		"success",
+		"invalid_comm_id",
+		"unsupported",
+		"reject",
+		"redirect",
+		"is_current",
+		"invalid_qpn_eecn",
+		"invalid_lid",
+		"invalid_gid",
+		"invalid_flow_label",
+		"invalid_tclass",
+		"invalid_hop_limit",
+		"invalid_packet_rate",
+		"invalid_sl",
+	};
 
 	switch (f) {
 	case DROCE_CM_REJ_REASON:
 		return droce_cm_rej_reason_name((uint16_t)v);
 	case DROCE_CM_REJ_MESSAGE_REJECTED:
+		return v < 3 ? rej_ref[v] : NULL;
 	case DROCE_CM_MRA_MESSAGE_MRAED:
-		return v < 3 ? ref[v] : NULL;
+		return v < 3 ? mra_ref[v] : NULL;
 	case DROCE_CM_REQ_TRANSPORT_SERVICE_TYPE:
 		return v < 3 ? transport[v] : NULL;
 	case DROCE_CM_SIDR_REP_STATUS:
 		return v < 6 ? sidr[v] : NULL;
+	case DROCE_CM_APR_AP_STATUS:
+		return v < 14 ? apr[v] : NULL;
 	default:
 		return NULL;
 	}
@@ -93,7 +113,10 @@ static void print_bytes_value(FILE *out, bool json, const uint8_t *p, size_t n)
 		fputc('"', out);
 }
 
-/* Numbers 16 bits wide or more in hex (IDs, keys, QPNs, PSNs), narrower ones in decimal. */
+/*
+ * Numbers 16 bits wide or more in hex (IDs, keys, QPNs, PSNs), narrower ones and coded values
+ * (REJ reasons ...) in decimal, as the specification's tables give them.
+ */
 static void print_field(FILE *out, bool json, const uint8_t *mad, enum droce_cm_field f,
 			const char *sep)
 {
@@ -109,13 +132,11 @@ static void print_field(FILE *out, bool json, const uint8_t *mad, enum droce_cm_
 		print_bytes_value(out, json, droce_cm_bytes(mad, f), fi->size);
 		return;
 	}
-	if (json)
-		fprintf(out, "%" PRIu64, v);
-	else if (fi->bits >= 16)
-		fprintf(out, "0x%0*" PRIx64, (fi->bits + 3) / 4, v);
-	else
-		fprintf(out, "%" PRIu64, v);
 	name = value_name(f, v);
+	if (json || fi->bits < 16 || f == DROCE_CM_REJ_REASON)
+		fprintf(out, "%" PRIu64, v);
+	else
+		fprintf(out, "0x%0*" PRIx64, (fi->bits + 3) / 4, v);
 	if (name != NULL && json)
 		fprintf(out, ",\"%s_name\":\"%s\"", fi->name, name);
 	else if (name != NULL)

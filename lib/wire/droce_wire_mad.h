@@ -384,11 +384,11 @@ enum droce_cm_rej_reason {
 /** Name of REJ reason @p reason ("no QP available" ...), or NULL when the table has none. */
 const char *droce_cm_rej_reason_name(uint16_t reason);
 
-/** The message a REJ, MRA refers to: its "Message REJected" / "Message MRAed" field (12.6.6). */
+/** The message a REJ or MRA answers: "Message REJected" (12.6.7), "Message MRAed" (12.6.6). */
 enum droce_cm_msg_ref {
 	DROCE_CM_REF_REQ = 0,
 	DROCE_CM_REF_REP = 1,
-	DROCE_CM_REF_OTHER = 2, /**< REJ: no message (timeout etc.); MRA: LAP */
+	DROCE_CM_REF_OTHER = 2, /**< REJ: none in particular; MRA: the LAP */
 };
 
 /** Transport service types of REQ (12.6.5): RC, UC, RD. */
@@ -479,6 +479,22 @@ enum droce_mad_status droce_cm_decode(const void *mad, size_t len, struct droce_
  * message, -ERANGE for a value wider than its field.
  */
 ssize_t droce_cm_encode(void *mad, size_t cap, const struct droce_cm_decoded *d);
+
+/**
+ * Start a CM MAD of message @p msg in @p mad: zeroed, then the header of droce_mad_cm_fields()
+ * with transaction ID @p tid. Returns 0, -ENOSPC if @p cap is below 256, -EINVAL for an
+ * unknown message.
+ */
+int droce_cm_init(void *mad, size_t cap, enum droce_cm_msg msg, uint64_t tid);
+
+/**
+ * Write into @p apr the APR that refuses the LAP @p lap (a MAD droce_mad_parse() accepted as
+ * a LAP): the LAP's transaction ID, its communication IDs swapped, AP status
+ * DROCE_CM_APR_UNSUPPORTED, no additional information, no private data (12.6.13: a CM that
+ * loads no alternate path answers a LAP so). Returns 0, -ENOSPC if @p cap is below 256,
+ * -EINVAL when @p lap is not a LAP.
+ */
+int droce_cm_apr_refuse(void *apr, size_t cap, const void *lap);
 
 /* ------------------------------------------------------------ GSI over RoCEv2 (13.5) */
 

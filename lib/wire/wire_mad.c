@@ -181,6 +181,41 @@ ssize_t droce_cm_encode(void *mad, size_t cap, const struct droce_cm_decoded *d)
 	return DROCE_MAD_LEN;
 }
 
+int droce_cm_init(void *mad, size_t cap, enum droce_cm_msg msg, uint64_t tid)
+{
+	struct droce_mad_fields h;
+
+	if ((unsigned int)msg >= DROCE_CM_MSG_COUNT)
+		return -EINVAL;
+	if (cap < DROCE_MAD_LEN)
+		return -ENOSPC;
+	memset(mad, 0, DROCE_MAD_LEN);
+	droce_mad_cm_fields(&h, droce_cm_msg_table[msg].attr_id, tid);
+	droce_mad_hdr_set(mad, &h);
+	return 0;
+}
+
+int droce_cm_apr_refuse(void *apr, size_t cap, const void *lap)
+{
+	struct droce_mad_fields h;
+	uint64_t local, remote;
+	int ret;
+
+	droce_mad_hdr_get(lap, &h);
+	if (h.attr_id != DROCE_CM_ATTR_LAP)
+		return -EINVAL;
+	/* read before writing: @p apr may be @p lap */
+	local = droce_cm_get(lap, DROCE_CM_LAP_LOCAL_COMM_ID);
+	remote = droce_cm_get(lap, DROCE_CM_LAP_REMOTE_COMM_ID);
+	ret = droce_cm_init(apr, cap, DROCE_CM_APR, h.tid);
+	if (ret < 0)
+		return ret;
+	droce_cm_set(apr, DROCE_CM_APR_LOCAL_COMM_ID, remote);
+	droce_cm_set(apr, DROCE_CM_APR_REMOTE_COMM_ID, local);
+	droce_cm_set(apr, DROCE_CM_APR_AP_STATUS, DROCE_CM_APR_UNSUPPORTED);
+	return 0;
+}
+
 enum droce_mad_status droce_gsi_parse(const struct droce_pkt *pkt, const uint8_t *frame,
 				      enum droce_cm_msg *msg)
 {

@@ -278,3 +278,54 @@ Test(gsi, payload_other_than_256_bytes_refused)
 	cr_expect_eq(gsi_status(&f, 0), DROCE_MAD_TRUNC, "no payload");
 	cr_expect_eq(gsi_status(&f, 260), DROCE_MAD_TOO_LONG, "260 bytes");
 }
+
+/* ---- building */
+
+Test(cm_build, init_writes_a_zeroed_cm_send)
+{
+	uint8_t mad[DROCE_MAD_LEN + 1];
+	struct droce_mad_fields h;
+	enum droce_cm_msg msg;
+	size_t i;
+
+	memset(mad, 0xee, sizeof(mad));
+	cr_assert_eq(droce_cm_init(mad, DROCE_MAD_LEN, DROCE_CM_DREQ, 99), 0);
+	droce_mad_hdr_get(mad, &h);
+	cr_expect_eq(h.attr_id, DROCE_CM_ATTR_DREQ, "attribute");
+	cr_expect_eq(h.tid, 99, "transaction ID");
+	for (i = DROCE_MAD_HDR_LEN; i < DROCE_MAD_LEN; i++)
+		cr_expect_eq(mad[i], 0, "byte %zu not zero", i);
+	cr_expect_eq(mad[DROCE_MAD_LEN], 0xee, "byte past the MAD written");
+	cr_expect_eq(droce_mad_parse(mad, DROCE_MAD_LEN, &msg), DROCE_MAD_OK);
+	cr_expect_eq(msg, DROCE_CM_DREQ);
+	cr_expect_eq(droce_cm_init(mad, DROCE_MAD_LEN - 1, DROCE_CM_DREQ, 1), -ENOSPC);
+	cr_expect_eq(droce_cm_init(mad, DROCE_MAD_LEN, DROCE_CM_MSG_COUNT, 1), -EINVAL);
+}
+
+Test(cm_build, apr_refusal_of_a_lap)
+{
+	uint8_t lap[DROCE_MAD_LEN], apr[DROCE_MAD_LEN];
+	struct droce_mad_fields h;
+
+	cr_assert_eq(droce_cm_init(lap, sizeof(lap), DROCE_CM_LAP, 0x77), 0);
+	droce_cm_set(lap, DROCE_CM_LAP_LOCAL_COMM_ID, 0x11111111);
+	droce_cm_set(lap, DROCE_CM_LAP_REMOTE_COMM_ID, 0x22222222);
+	droce_cm_set(lap, DROCE_CM_LAP_REMOTE_QPN_EECN, 0x123);
+	memset(apr, 0xee, sizeof(apr));
+	cr_assert_eq(droce_cm_apr_refuse(apr, sizeof(apr), lap), 0);
+	droce_mad_hdr_get(apr, &h);
+	cr_expect_eq(h.attr_id, DROCE_CM_ATTR_APR, "attribute");
+	cr_expect_eq(h.tid, 0x77, "the LAP's transaction ID");
+	cr_expect_eq(droce_cm_get(apr, DROCE_CM_APR_LOCAL_COMM_ID), 0x22222222, "local comm ID");
+	cr_expect_eq(droce_cm_get(apr, DROCE_CM_APR_REMOTE_COMM_ID), 0x11111111, "remote comm ID");
+	cr_expect_eq(droce_cm_get(apr, DROCE_CM_APR_AP_STATUS), DROCE_CM_APR_UNSUPPORTED);
+	cr_expect_eq(droce_cm_get(apr, DROCE_CM_APR_ADDITIONAL_INFO_LENGTH), 0);
+
+	/* in place: the LAP's buffer becomes the APR */
+	cr_assert_eq(droce_cm_apr_refuse(lap, sizeof(lap), lap), 0);
+	cr_expect_arr_eq(lap, apr, sizeof(apr), "in-place refusal differs");
+
+	cr_expect_eq(droce_cm_apr_refuse(apr, sizeof(apr), apr), -EINVAL, "an APR is no LAP");
+	cr_assert_eq(droce_cm_init(lap, sizeof(lap), DROCE_CM_LAP, 1), 0);
+	cr_expect_eq(droce_cm_apr_refuse(apr, DROCE_MAD_LEN - 1, lap), -ENOSPC);
+}

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Every CM MAD that Linux sent in the captures of tests/data (rping over rdma_cm): it parses as
- * a GSI packet and a CM message, its fields equal tshark's decoding
- * (tests/data/<capture>.cm.tsv, made by tools/gen-golden-cm.sh), and the MAD and the whole
- * frame are rebuilt byte for byte from the decoded fields.
+ * Every CM MAD that Linux sent in the captures of tests/data (rping over rdma_cm), and every
+ * MAD of tests/data/cm-mads.pcap (one of each CM message over IPv6, written from the spec's
+ * tables by tools/gen-cm-fixture.py): it parses as a GSI packet and a CM message, its fields
+ * equal tshark's decoding (tests/data/<capture>.cm.tsv, made by tools/gen-golden-cm.sh) and,
+ * for the fixture, the values the generator wrote (cm-mads.expected.tsv); the MAD and the
+ * whole frame are rebuilt byte for byte from the decoded fields.
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -16,7 +18,8 @@
 
 #include "droce_test.h"
 
-#define RPING "linux-rxe-rping_cm.pcap"
+#define RPING   "linux-rxe-rping_cm.pcap"
+#define FIXTURE "cm-mads.pcap"
 
 /* ---- tshark's view: one row per GSI packet, columns by name */
 
@@ -88,7 +91,18 @@ struct col_map {
 	int id;
 };
 
-enum cma_col { CMA_MAJV, CMA_MINV, CMA_IPV, CMA_RESV, CMA_SPORT, CMA_SIP4, CMA_DIP4, CMA_PRIV };
+enum cma_col {
+	CMA_MAJV,
+	CMA_MINV,
+	CMA_IPV,
+	CMA_RESV,
+	CMA_SPORT,
+	CMA_SIP4,
+	CMA_DIP4,
+	CMA_SIP6,
+	CMA_DIP6,
+	CMA_PRIV,
+};
 
 #define HDR(col, member)                                                                  \
 	{                                                                                 \
@@ -167,6 +181,8 @@ static const struct col_map cols[] = {
 	{"infiniband.cm.req.ip_cm.sport", COL_CMA, CMA_SPORT},
 	{"infiniband.cm.req.ip_cm.sip4", COL_CMA, CMA_SIP4},
 	{"infiniband.cm.req.ip_cm.dip4", COL_CMA, CMA_DIP4},
+	{"infiniband.cm.req.ip_cm.sip6", COL_CMA, CMA_SIP6},
+	{"infiniband.cm.req.ip_cm.dip6", COL_CMA, CMA_DIP6},
 	{"infiniband.cm.req.ip_cm.private", COL_CMA, CMA_PRIV},
 	/* REP */
 	CM("rep", REP_LOCAL_COMM_ID),
@@ -207,6 +223,31 @@ static const struct col_map cols[] = {
 	CM("drsp.remotecommid", DREP_REMOTE_COMM_ID),
 	{"infiniband.cm.drsp.private", COL_BYTES, DROCE_CM_DREP_PRIVATE_DATA},
 };
+
+/* tshark columns deliberately not compared (see above), and the GSI header (test_wire_captures) */
+static const char *const not_compared[] = {
+	"frame.number",
+	"infiniband.bth.destqp",
+	"infiniband.deth.q_key",
+	"infiniband.cm.req.prim_flowlabel",
+	"infiniband.cm.req.prim_pktrate",
+	"infiniband.cm.req.alt_flowlabel",
+	"infiniband.cm.req.alt_pktrate",
+};
+
+/* A column tshark filled that is neither compared nor listed above would go unchecked. */
+static void expect_column_known(const char *col)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
+		if (strcmp(cols[i].tshark, col) == 0)
+			return;
+	for (i = 0; i < sizeof(not_compared) / sizeof(not_compared[0]); i++)
+		if (strcmp(not_compared[i], col) == 0)
+			return;
+	cr_expect_fail("tshark column %s is not compared", col);
+}
 
 static uint64_t hdr_value(const struct droce_mad_fields *h, int off)
 {
@@ -295,7 +336,16 @@ static void check_cma_col(struct cm_check *c, const struct col_map *m, const uin
 		break;
 	case CMA_SIP4:
 	case CMA_DIP4:
+		cr_expect_eq(f.ip_version, 4, "frame %" PRIu64 ": IPv4 address in IPv%u header",
+			     c->frame, f.ip_version);
 		inet_ntop(AF_INET, m->id == CMA_SIP4 ? f.src : f.dst, buf, sizeof(buf));
+		expect_str(c, m->tshark, buf, ts);
+		break;
+	case CMA_SIP6:
+	case CMA_DIP6:
+		cr_expect_eq(f.ip_version, 6, "frame %" PRIu64 ": IPv6 address in IPv%u header",
+			     c->frame, f.ip_version);
+		inet_ntop(AF_INET6, m->id == CMA_SIP6 ? f.src : f.dst, buf, sizeof(buf));
 		expect_str(c, m->tshark, buf, ts);
 		break;
 	default:
@@ -313,6 +363,9 @@ static void check_row(struct cm_check *c, const struct golden *g, int row, const
 	size_t i;
 
 	cr_assert_eq(droce_cm_decode(mad, DROCE_MAD_LEN, &d), DROCE_MAD_OK);
+	for (i = 0; i < (size_t)g->ncols; i++)
+		if (g->rows[row][i] != NULL && g->rows[row][i][0] != '\0')
+			expect_column_known(g->cols[i]);
 	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
 		const struct col_map *m = &cols[i];
 		const char *ts = golden_field(g, row, m->tshark);
@@ -389,7 +442,7 @@ static void check_frame(uint64_t index, const uint8_t *frame, uint32_t len, void
 		    droce_parse(frame, len, &cfg, &pkt) != DROCE_PARSE_OK)
 			return;
 		ip = (const void *)(frame + pkt.l3_off);
-		if (memcmp(ip->src, r->req_src_ip, 4) == 0)
+		if (!(pkt.flags & DROCE_PKT_IPV6) && memcmp(ip->src, r->req_src_ip, 4) == 0)
 			r->client_sport = droce_udp_sport((const void *)(frame + pkt.bth_off - 8));
 		return;
 	}
@@ -403,7 +456,8 @@ static void check_frame(uint64_t index, const uint8_t *frame, uint32_t len, void
 		const struct droce_ipv4_hdr *ip = (const void *)(frame + pkt.l3_off);
 
 		r->req_flow_label = (uint32_t)droce_cm_get(mad, DROCE_CM_REQ_PRIMARY_FLOW_LABEL);
-		memcpy(r->req_src_ip, ip->src, 4);
+		if (!(pkt.flags & DROCE_PKT_IPV6))
+			memcpy(r->req_src_ip, ip->src, 4);
 	}
 	for (row = 0; row < r->golden.nrows; row++)
 		if (r->golden.frame[row] == index)
@@ -550,4 +604,178 @@ Test(mad_captures, req_service_id_is_the_tcp_port_space)
 
 	droce_test_pcap_foreach(RPING, check_sid, &seen);
 	cr_expect_eq(seen, 1);
+}
+
+/* ---- the fixture: one of each message, fields set, IPv6 */
+
+Test(mad_captures, fixture_matches_tshark)
+{
+	struct run r = {.capture = FIXTURE};
+	int i;
+
+	golden_load(&r.golden, "cm-mads.cm.tsv");
+	droce_test_pcap_foreach(FIXTURE, check_frame, &r);
+	cr_assert_eq(r.gsi, 12, "%d GSI packets in the fixture", r.gsi);
+	cr_expect_eq(r.matched, r.golden.nrows, "droce decoded %d MADs, tshark %d", r.matched,
+		     r.golden.nrows);
+	for (i = 0; i < DROCE_CM_MSG_COUNT; i++) {
+		int j, n = 0;
+
+		for (j = 0; j < r.gsi; j++)
+			n += r.order[j] == (enum droce_cm_msg)i;
+		cr_expect_geq(n, 1, "no %s in the fixture", droce_cm_msg_table[i].name);
+	}
+}
+
+Test(mad_captures, fixture_rebuilt_byte_for_byte)
+{
+	struct run r = {.capture = FIXTURE};
+
+	droce_test_pcap_foreach(FIXTURE, check_rebuild, &r);
+	cr_expect_eq(r.rebuilt, 12, "%d of 12 MADs rebuilt", r.rebuilt);
+}
+
+/* The values tools/gen-cm-fixture.py wrote, by the spec's byte and bit positions. */
+struct spec_value {
+	uint64_t frame;
+	char msg[16], field[64], value[512];
+};
+
+static int spec_load(struct spec_value *v, int cap)
+{
+	FILE *f = fopen(droce_test_data("cm-mads.expected.tsv"), "r");
+	char line[1024];
+	int n = 0;
+
+	cr_assert_not_null(f, "missing cm-mads.expected.tsv (tools/gen-cm-fixture.py makes it)");
+	cr_assert_not_null(fgets(line, sizeof(line), f), "empty cm-mads.expected.tsv");
+	while (fgets(line, sizeof(line), f) != NULL) {
+		cr_assert_lt(n, cap);
+		cr_assert_eq(sscanf(line, "%" SCNu64 "\t%15s\t%63s\t%511s", &v[n].frame, v[n].msg,
+				    v[n].field, v[n].value),
+			     4, "bad line: %s", line);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+struct spec_run {
+	struct spec_value v[256];
+	int nv;
+	int compared;
+	int frames;
+};
+
+/* The field of message @p msg named @p name, or -1. */
+static int field_by_name(enum droce_cm_msg msg, const char *name)
+{
+	const struct droce_cm_msg_info *mi = &droce_cm_msg_table[msg];
+	unsigned int f;
+
+	for (f = mi->first_field; f < (unsigned int)mi->first_field + mi->nfields; f++)
+		if (strcmp(droce_cm_field_table[f].name, name) == 0)
+			return (int)f;
+	return -1;
+}
+
+static void check_spec(uint64_t index, const uint8_t *frame, uint32_t len, void *arg)
+{
+	struct spec_run *s = arg;
+	const struct droce_cm_msg_info *mi;
+	const uint8_t *mad;
+	struct droce_pkt pkt;
+	enum droce_cm_msg msg;
+	bool listed[DROCE_CM_FIELD_COUNT] = {false};
+	unsigned int f;
+	char buf[512];
+	int i;
+
+	if (!gsi_packet(frame, len, &pkt))
+		return;
+	cr_assert_eq(droce_gsi_parse(&pkt, frame, &msg), DROCE_MAD_OK);
+	mad = frame + pkt.payload_off;
+	mi = &droce_cm_msg_table[msg];
+	s->frames++;
+	for (i = 0; i < s->nv; i++) {
+		const struct spec_value *v = &s->v[i];
+		int fid;
+
+		if (v->frame != index)
+			continue;
+		cr_expect_str_eq(v->msg, mi->name, "frame %" PRIu64 " is a %s to the generator",
+				 index, v->msg);
+		fid = field_by_name(msg, v->field);
+		cr_assert_geq(fid, 0, "%s has no field %s", mi->name, v->field);
+		listed[fid] = true;
+		if (droce_cm_field_table[fid].bits != 0) {
+			cr_expect_eq(droce_cm_get(mad, fid), strtoull(v->value, NULL, 0),
+				     "frame %" PRIu64 " %s %s: 0x%" PRIx64 ", written %s", index,
+				     mi->name, v->field, droce_cm_get(mad, fid), v->value);
+		} else {
+			hex(droce_cm_bytes(mad, fid), droce_cm_field_table[fid].size, buf);
+			cr_expect_str_eq(buf, v->value, "frame %" PRIu64 " %s %s", index, mi->name,
+					 v->field);
+		}
+		s->compared++;
+	}
+	/* every field the spec names was written by the generator; reserved ones are zero */
+	for (f = mi->first_field; f < (unsigned int)mi->first_field + mi->nfields; f++) {
+		const struct droce_cm_field_info *fi = &droce_cm_field_table[f];
+
+		if (fi->reserved)
+			cr_expect(fi->bits != 0
+					  ? droce_cm_get(mad, f) == 0
+					  : memcmp(droce_cm_bytes(mad, f), "\0\0\0\0", 4) == 0,
+				  "frame %" PRIu64 " %s %s not zero", index, mi->name, fi->name);
+		else
+			cr_expect(listed[f], "frame %" PRIu64 ": the generator did not write %s %s",
+				  index, mi->name, fi->name);
+	}
+}
+
+Test(mad_captures, fixture_matches_the_spec_layout)
+{
+	static struct spec_run s;
+
+	s.nv = spec_load(s.v, 256);
+	droce_test_pcap_foreach(FIXTURE, check_spec, &s);
+	cr_expect_eq(s.frames, 12, "%d MADs", s.frames);
+	cr_expect_eq(s.compared, s.nv, "%d of %d written values compared", s.compared, s.nv);
+}
+
+/* droce's refusal of the fixture's LAP is the fixture's APR, byte for byte. */
+struct lap_apr {
+	uint8_t lap[DROCE_MAD_LEN], apr[DROCE_MAD_LEN];
+	bool have_lap, have_apr;
+};
+
+static void take_lap_apr(uint64_t index, const uint8_t *frame, uint32_t len, void *arg)
+{
+	struct lap_apr *la = arg;
+	struct droce_pkt pkt;
+	enum droce_cm_msg msg;
+
+	(void)index;
+	if (!gsi_packet(frame, len, &pkt) || droce_gsi_parse(&pkt, frame, &msg) != DROCE_MAD_OK)
+		return;
+	if (msg == DROCE_CM_LAP) {
+		memcpy(la->lap, frame + pkt.payload_off, DROCE_MAD_LEN);
+		la->have_lap = true;
+	} else if (msg == DROCE_CM_APR) {
+		memcpy(la->apr, frame + pkt.payload_off, DROCE_MAD_LEN);
+		la->have_apr = true;
+	}
+}
+
+Test(mad_captures, lap_refused_with_the_fixture_apr)
+{
+	struct lap_apr la = {0};
+	uint8_t apr[DROCE_MAD_LEN];
+
+	droce_test_pcap_foreach(FIXTURE, take_lap_apr, &la);
+	cr_assert(la.have_lap && la.have_apr, "the fixture has no LAP or no APR");
+	cr_assert_eq(droce_cm_apr_refuse(apr, sizeof(apr), la.lap), 0);
+	cr_expect_arr_eq(apr, la.apr, sizeof(apr), "droce's APR differs from the fixture's");
+	cr_expect_eq(droce_mad_parse(apr, sizeof(apr), NULL), DROCE_MAD_OK);
 }
