@@ -43,12 +43,12 @@ extern "C" {
 
 /** The base version every MAD of this specification carries (13.4.2). */
 #define DROCE_MAD_BASE_VERSION 1
-/** Management class of the Communication Manager (13.4.4, table 95). */
+/** Management class of the Communication Manager (chapter 13's class table). */
 #define DROCE_MAD_CLASS_CM 0x07
-/** Class version of the CM messages of chapter 12 (12.6.2). */
+/** Class version of the CM messages of chapter 12 (12.6). */
 #define DROCE_MAD_CM_CLASS_VERSION 2
 
-/** Methods (13.4.5); CM messages are all Send (12.6.2). */
+/** Methods (13.4.2's Method field); the CM messages of 12.6 are all Send. */
 #define DROCE_MAD_METHOD_GET      0x01
 #define DROCE_MAD_METHOD_SET      0x02
 #define DROCE_MAD_METHOD_SEND     0x03
@@ -57,7 +57,7 @@ extern "C" {
 #define DROCE_MAD_METHOD_RESP 0x80
 #define DROCE_MAD_METHOD_MASK 0x7f
 
-/** MAD common header, 13.4.2 (figure 144). */
+/** MAD common header, 13.4.2. */
 struct droce_mad_hdr {
 	uint8_t base_version;
 	uint8_t mgmt_class;
@@ -91,12 +91,12 @@ void droce_mad_hdr_get(const void *mad, struct droce_mad_fields *f);
 /** Write every header field of @p mad (at least DROCE_MAD_HDR_LEN bytes). */
 void droce_mad_hdr_set(void *mad, const struct droce_mad_fields *f);
 
-/** A CM MAD header for message @p attr_id: base/class versions, Send, status 0 (12.6.2). */
+/** A CM MAD header for message @p attr_id: base/class versions, Send, status 0 (12.6). */
 void droce_mad_cm_fields(struct droce_mad_fields *f, uint16_t attr_id, uint64_t tid);
 
 /* ------------------------------------------------------------ CM messages (12.6, 12.11) */
 
-/** Attribute IDs of the CM class (12.6.2, table 104). */
+/** Attribute IDs of the CM class (12.6: one per message). */
 #define DROCE_CM_ATTR_CLASS_PORT_INFO 0x0001
 #define DROCE_CM_ATTR_REQ             0x0010
 #define DROCE_CM_ATTR_MRA             0x0011
@@ -297,7 +297,7 @@ struct droce_cm_field_info {
 	uint8_t size;     /**< bytes of the big-endian unit (1, 2, 4, 8), or of the byte string */
 	uint8_t shift;    /**< bit position of the field's least significant bit in the unit */
 	uint8_t bits;     /**< width in bits; 0 for a byte string (GIDs, ARI, private data) */
-	bool reserved;    /**< sent as zero, ignored on receipt (12.6.2) */
+	bool reserved;    /**< sent as zero, ignored on receipt */
 };
 
 extern const struct droce_cm_field_info droce_cm_field_table[DROCE_CM_FIELD_COUNT];
@@ -338,7 +338,8 @@ static inline const uint8_t *droce_cm_bytes(const void *mad, enum droce_cm_field
 
 /**
  * Write the private data of message @p msg in @p mad: @p len bytes, the rest of the field zero
- * (12.6.5 ff.: private data has a fixed length; what the consumer does not fill is zero).
+ * (12.6.5 to 12.6.13, 12.11: private data has a fixed length; what the consumer does not fill
+ * is zero).
  * Returns 0, or -EMSGSIZE when @p len is longer than the message carries.
  */
 int droce_cm_set_private(void *mad, enum droce_cm_msg msg, const void *data, size_t len);
@@ -436,28 +437,23 @@ enum droce_mad_status {
 	DROCE_MAD_OK = 0,
 	DROCE_MAD_NOT_CM,            /**< a management class other than CM: not ours */
 	DROCE_MAD_TRUNC,             /**< shorter than 256 bytes */
-	DROCE_MAD_TOO_LONG,          /**< longer than 256 bytes: the GSI carries one MAD (13.4.1) */
+	DROCE_MAD_TOO_LONG,          /**< longer than 256 bytes: a GSI packet carries one MAD */
 	DROCE_MAD_BAD_BASE_VERSION,  /**< base version other than 1 (13.4.2) */
-	DROCE_MAD_BAD_CLASS_VERSION, /**< CM class version other than 2 (12.6.2) */
-	DROCE_MAD_BAD_METHOD,        /**< a CM message not sent with Send (12.6.2) */
-	DROCE_MAD_BAD_ATTR,          /**< an attribute ID the CM does not define (table 104) */
+	DROCE_MAD_BAD_CLASS_VERSION, /**< CM class version other than 2 (12.6) */
+	DROCE_MAD_BAD_METHOD,        /**< a CM message not sent with Send (12.6) */
+	DROCE_MAD_BAD_ATTR,          /**< an attribute ID that names no CM message */
 	DROCE_MAD_BAD_INFO_LEN,      /**< ARI / additional information longer than 72 bytes */
 	DROCE_MAD_NOT_GSI,           /**< not a UD SEND Only to QP1 (droce_gsi_parse) */
-	DROCE_MAD_BAD_QKEY,          /**< to QP1 without the GSI Q_Key 0x80010000 (13.5.1) */
+	DROCE_MAD_BAD_QKEY,          /**< to QP1 without the GSI's Q_Key 0x80010000 */
 	DROCE_MAD_STATUS_COUNT,
 };
 
 /** Counter names of droce_mad_status. */
 extern const char *const droce_mad_status_name[DROCE_MAD_STATUS_COUNT];
 
-/** Per-reason counters of a MAD receiver. */
-struct droce_mad_stats {
-	uint64_t count[DROCE_MAD_STATUS_COUNT];
-};
-
 /**
  * Check @p len bytes at @p mad as one CM MAD: length, base version, class, class version,
- * method, attribute, the lengths its fields announce. Reads at most min(len, 256) bytes.
+ * method, attribute, the lengths its fields announce. Reads nothing unless @p len is 256.
  * On DROCE_MAD_OK, @p msg (may be NULL) is the message.
  */
 enum droce_mad_status droce_mad_parse(const void *mad, size_t len, enum droce_cm_msg *msg);
@@ -496,11 +492,11 @@ int droce_cm_init(void *mad, size_t cap, enum droce_cm_msg msg, uint64_t tid);
  */
 int droce_cm_apr_refuse(void *apr, size_t cap, const void *lap);
 
-/* ------------------------------------------------------------ GSI over RoCEv2 (13.5) */
+/* ------------------------------------------------------------ GSI over RoCEv2 (chapter 13) */
 
-/** The GSI's queue pair (13.5.1). */
+/** The General Services Interface's queue pair (chapter 13). */
 #define DROCE_GSI_QPN 1
-/** The well-known Q_Key of QP1 (13.5.1, C13-4). */
+/** The well-known Q_Key of QP1 (chapter 13's GSI). */
 #define DROCE_GSI_QKEY 0x80010000u
 
 /**
@@ -543,7 +539,7 @@ int droce_cma_service_id_parse(uint64_t sid, uint16_t *ps, uint16_t *port);
 #define DROCE_CMA_HDR_LEN 36
 
 /**
- * The rdma_cm private-data header ahead of the user's in REQ and SIDR_REQ (annex A11.6):
+ * The rdma_cm private-data header ahead of the user's in REQ and SIDR_REQ (annex A11):
  * version, IP version in the high nibble, source port, then source and destination addresses,
  * IPv6 in 16 bytes, IPv4 in the last 4 of them behind 12 zero bytes.
  */

@@ -9,7 +9,7 @@
 
 #include "droce_wire_mad.h"
 
-/* An IPv4 address sits in the last 4 bytes of a 16-byte address field (A11.6.1). */
+/* An IPv4 address sits in the last 4 bytes of a 16-byte address field (annex A11). */
 #define IPV4_PAD 12
 
 int droce_cma_service_id_parse(uint64_t sid, uint16_t *ps, uint16_t *port)

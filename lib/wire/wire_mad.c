@@ -107,10 +107,10 @@ enum droce_mad_status droce_mad_parse(const void *mad, size_t len, enum droce_cm
 		return DROCE_MAD_BAD_BASE_VERSION;
 	if (h.mgmt_class != DROCE_MAD_CLASS_CM)
 		return DROCE_MAD_NOT_CM;
-	/* 12.6.2: the CM of this release speaks class version 2 */
+	/* 12.6: the CM of this release speaks class version 2 */
 	if (h.class_version != DROCE_MAD_CM_CLASS_VERSION)
 		return DROCE_MAD_BAD_CLASS_VERSION;
-	/* 12.6.2: every CM message is sent with the Send method, not as a response */
+	/* 12.6: every CM message is sent with the Send method, not as a response */
 	if (h.method != DROCE_MAD_METHOD_SEND)
 		return DROCE_MAD_BAD_METHOD;
 	m = droce_cm_msg_from_attr(h.attr_id);
@@ -221,11 +221,11 @@ enum droce_mad_status droce_gsi_parse(const struct droce_pkt *pkt, const uint8_t
 {
 	const struct droce_deth *deth;
 
-	/* 13.5.1: the GSI is QP1, reached by UD SENDs; nothing else is a MAD */
+	/* chapter 13: the GSI is QP1, reached by UD SENDs; nothing else is a MAD */
 	if (pkt->qpn != DROCE_GSI_QPN || pkt->opcode != DROCE_OP_UD_SEND_ONLY)
 		return DROCE_MAD_NOT_GSI;
 	deth = droce_pkt_ext(pkt, frame, DROCE_HDR_DETH);
-	/* C13-4 / 13.5.1: QP1 takes only the well-known Q_Key */
+	/* chapter 13: QP1 takes only the GSI's well-known Q_Key */
 	if (droce_deth_qkey(deth) != DROCE_GSI_QKEY)
 		return DROCE_MAD_BAD_QKEY;
 	return droce_mad_parse(frame + pkt->payload_off, pkt->payload_len, msg);
