@@ -153,14 +153,14 @@ DREP = [  # 12.6.11, table 113
     ("private_data", 8, 0, 224 * 8, pad(b"bye too", 224)),
 ]
 
-SIDR_REQ = [  # 12.11.1, table 119
+SIDR_REQ = [  # 12.11, table 119
     ("request_id", 0, 0, 32, 0x51D00001),
     ("partition_key", 4, 0, 16, 0xFFFF),
     ("service_id", 8, 0, 64, 0x0000000001114E22),  # UDP port space, port 20002
     ("private_data", 16, 0, 216 * 8, pad(cma_hdr6(0xC124, "fd00::3", "fd00::2"), 216)),
 ]
 
-SIDR_REP = [  # 12.11.2, table 120
+SIDR_REP = [  # 12.11, table 120
     ("request_id", 0, 0, 32, 0x51D00001),
     ("status", 4, 0, 8, 0),
     ("additional_info_length", 5, 0, 8, 0),

@@ -237,13 +237,13 @@ enum droce_cm_field {
 	DROCE_CM_DREP_LOCAL_COMM_ID,
 	DROCE_CM_DREP_REMOTE_COMM_ID,
 	DROCE_CM_DREP_PRIVATE_DATA,
-	/* SIDR_REQ, 12.11.1 (table 119) */
+	/* SIDR_REQ, 12.11 (table 119) */
 	DROCE_CM_SIDR_REQ_REQUEST_ID,
 	DROCE_CM_SIDR_REQ_PARTITION_KEY,
 	DROCE_CM_SIDR_REQ_RSVD6,
 	DROCE_CM_SIDR_REQ_SERVICE_ID,
 	DROCE_CM_SIDR_REQ_PRIVATE_DATA,
-	/* SIDR_REP, 12.11.2 (table 120) */
+	/* SIDR_REP, 12.11 (table 120) */
 	DROCE_CM_SIDR_REP_REQUEST_ID,
 	DROCE_CM_SIDR_REP_STATUS,
 	DROCE_CM_SIDR_REP_ADDITIONAL_INFO_LENGTH,
@@ -344,7 +344,7 @@ static inline const uint8_t *droce_cm_bytes(const void *mad, enum droce_cm_field
  */
 int droce_cm_set_private(void *mad, enum droce_cm_msg msg, const void *data, size_t len);
 
-/** REJ reasons, 12.6.7.2 (table 109). */
+/** REJ reasons, 12.6.7.2. */
 enum droce_cm_rej_reason {
 	DROCE_CM_REJ_NO_QP = 1,
 	DROCE_CM_REJ_NO_EEC = 2,
@@ -399,7 +399,7 @@ enum droce_cm_transport {
 	DROCE_CM_TRANSPORT_RD = 2,
 };
 
-/** AP status of APR, 12.6.13 (table 117); droce refuses LAP with UNSUPPORTED. */
+/** AP status of APR, 12.6.13; droce refuses LAP with UNSUPPORTED. */
 enum droce_cm_ap_status {
 	DROCE_CM_APR_SUCCESS = 0,
 	DROCE_CM_APR_INVALID_COMM_ID = 1,
@@ -417,7 +417,7 @@ enum droce_cm_ap_status {
 	DROCE_CM_APR_INVALID_SL = 13,
 };
 
-/** Status of SIDR_REP, 12.11.2 (table 121). */
+/** Status of SIDR_REP, 12.11. */
 enum droce_cm_sidr_status {
 	DROCE_CM_SIDR_VALID = 0,
 	DROCE_CM_SIDR_UNSUPPORTED = 1, /**< service ID not supported */
@@ -486,9 +486,9 @@ int droce_cm_init(void *mad, size_t cap, enum droce_cm_msg msg, uint64_t tid);
 /**
  * Write into @p apr the APR that refuses the LAP @p lap (a MAD droce_mad_parse() accepted as
  * a LAP): the LAP's transaction ID, its communication IDs swapped, AP status
- * DROCE_CM_APR_UNSUPPORTED, no additional information, no private data (12.6.13: a CM that
- * loads no alternate path answers a LAP so). Returns 0, -ENOSPC if @p cap is below 256,
- * -EINVAL when @p lap is not a LAP.
+ * DROCE_CM_APR_UNSUPPORTED, no additional information, no private data (12.6.13; droce loads
+ * no alternate path). Returns 0, -ENOSPC if @p cap is below 256, -EINVAL when @p lap is not a
+ * LAP.
  */
 int droce_cm_apr_refuse(void *apr, size_t cap, const void *lap);
 

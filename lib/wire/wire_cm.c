@@ -137,14 +137,14 @@ const struct droce_cm_field_info droce_cm_field_table[DROCE_CM_FIELD_COUNT] = {
 	NUM(DREP, DROCE_CM_DREP_REMOTE_COMM_ID, "remote_comm_id", 4, 4, 0, 32),
 	BYTES(DREP, DROCE_CM_DREP_PRIVATE_DATA, "private_data", 8, 224),
 
-	/* SIDR_REQ, 12.11.1 (table 119) */
+	/* SIDR_REQ, 12.11 (table 119) */
 	NUM(SIDR_REQ, DROCE_CM_SIDR_REQ_REQUEST_ID, "request_id", 0, 4, 0, 32),
 	NUM(SIDR_REQ, DROCE_CM_SIDR_REQ_PARTITION_KEY, "partition_key", 4, 2, 0, 16),
 	RSVD(SIDR_REQ, DROCE_CM_SIDR_REQ_RSVD6, 6, 2, 0, 16),
 	NUM(SIDR_REQ, DROCE_CM_SIDR_REQ_SERVICE_ID, "service_id", 8, 8, 0, 64),
 	BYTES(SIDR_REQ, DROCE_CM_SIDR_REQ_PRIVATE_DATA, "private_data", 16, 216),
 
-	/* SIDR_REP, 12.11.2 (table 120) */
+	/* SIDR_REP, 12.11 (table 120) */
 	NUM(SIDR_REP, DROCE_CM_SIDR_REP_REQUEST_ID, "request_id", 0, 4, 0, 32),
 	NUM(SIDR_REP, DROCE_CM_SIDR_REP_STATUS, "status", 4, 1, 0, 8),
 	NUM(SIDR_REP, DROCE_CM_SIDR_REP_ADDITIONAL_INFO_LENGTH, "additional_info_length", 5, 1, 0, 8),
@@ -210,10 +210,10 @@ const struct droce_cm_msg_info droce_cm_msg_table[DROCE_CM_MSG_COUNT] = {
 	    DROCE_CM_DREQ_LOCAL_COMM_ID, DROCE_CM_DREQ_PRIVATE_DATA, 12, 220),
 	MSG(DREP, "DREP", "12.6.11", DROCE_CM_ATTR_DREP,
 	    DROCE_CM_DREP_LOCAL_COMM_ID, DROCE_CM_DREP_PRIVATE_DATA, 8, 224),
-	MSG(SIDR_REQ, "SIDR_REQ", "12.11.1", DROCE_CM_ATTR_SIDR_REQ,
+	MSG(SIDR_REQ, "SIDR_REQ", "12.11", DROCE_CM_ATTR_SIDR_REQ,
 	    DROCE_CM_SIDR_REQ_REQUEST_ID, DROCE_CM_SIDR_REQ_PRIVATE_DATA,
 	    16, 216),
-	MSG(SIDR_REP, "SIDR_REP", "12.11.2", DROCE_CM_ATTR_SIDR_REP,
+	MSG(SIDR_REP, "SIDR_REP", "12.11", DROCE_CM_ATTR_SIDR_REP,
 	    DROCE_CM_SIDR_REP_REQUEST_ID, DROCE_CM_SIDR_REP_PRIVATE_DATA,
 	    96, 136),
 	MSG(LAP, "LAP", "12.6.12", DROCE_CM_ATTR_LAP,
@@ -222,7 +222,7 @@ const struct droce_cm_msg_info droce_cm_msg_table[DROCE_CM_MSG_COUNT] = {
 	    DROCE_CM_APR_LOCAL_COMM_ID, DROCE_CM_APR_PRIVATE_DATA, 84, 148),
 };
 
-/* 12.6.7.2, table 109 */
+/* 12.6.7.2 */
 static const char *const rej_reason_name[DROCE_CM_REJ_REASON_MAX + 1] = {
 	[DROCE_CM_REJ_NO_QP] = "no QP available",
 	[DROCE_CM_REJ_NO_EEC] = "no EEC available",

@@ -110,7 +110,7 @@ Test(cm_tables, private_data_lengths)
 	}
 }
 
-Test(cm_tables, attribute_ids_of_table_104)
+Test(cm_tables, attribute_ids)
 {
 	static const struct {
 		enum droce_cm_msg msg;
@@ -155,7 +155,7 @@ Test(cm_tables, field_names_unique_within_a_message)
 	}
 }
 
-Test(cm_tables, rej_reasons_of_table_109)
+Test(cm_tables, rej_reasons_of_12_6_7_2)
 {
 	uint16_t r;
 
