@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* One line per RoCEv2 frame, text or JSON, from lib/wire's descriptor and tables. */
+/*
+ * One line per RoCEv2 frame, text or JSON, from lib/wire's descriptor and tables; a GSI packet's
+ * CM MAD follows (dissect_mad.c).
+ */
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <string.h>
@@ -98,6 +101,7 @@ static void print_text(FILE *out, const struct pcap_frame *fr, enum droce_parse_
 		f.se ? " SE" : "", pkt->payload_len);
 	print_ext(out, false, &f, pkt->mask);
 	fprintf(out, " icrc %s\n", st == DROCE_PARSE_OK ? "ok" : "BAD");
+	dissect_mad_print(out, FORMAT_TEXT, fr, pkt);
 }
 
 static void print_json(FILE *out, const struct pcap_frame *fr, enum droce_parse_status st,
@@ -122,6 +126,7 @@ static void print_json(FILE *out, const struct pcap_frame *fr, enum droce_parse_
 		f.ackreq ? "true" : "false", f.se ? "true" : "false", f.pkey, pkt->pad,
 		pkt->payload_len);
 	print_ext(out, true, &f, pkt->mask);
+	dissect_mad_print(out, FORMAT_JSON, fr, pkt);
 	fprintf(out, ",\"icrc_ok\":%s}\n", st == DROCE_PARSE_OK ? "true" : "false");
 }
 

@@ -28,6 +28,13 @@ enum dissect_format {
 void dissect_print(FILE *out, enum dissect_format fmt, const struct pcap_frame *fr,
 		   enum droce_parse_status st, const struct droce_pkt *pkt);
 
+/**
+ * After a frame's own output: the CM MAD of a GSI packet (UD SEND to QP1), every field named;
+ * a MAD lib/wire refuses prints its reason. Frames to other QPs print nothing here.
+ */
+void dissect_mad_print(FILE *out, enum dissect_format fmt, const struct pcap_frame *fr,
+		       const struct droce_pkt *pkt);
+
 /* Per-capture summary: per direction and QP, messages, bytes, retransmissions, NAKs, RNRs. */
 struct summary;
 struct summary *summary_new(void);

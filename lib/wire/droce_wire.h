@@ -8,6 +8,7 @@
 
 #include "droce_wire_hdr.h"
 #include "droce_wire_icrc.h"
+#include "droce_wire_mad.h"
 #include "droce_wire_opcode.h"
 #include "droce_wire_pkt.h"
 #include "droce_wire_timer.h"

@@ -3,8 +3,10 @@
  * libFuzzer target over the lib/wire parser: droce_parse(), droce_parse_hdrs()
  * (contiguous, split and with a frame longer than the bytes given), then
  * droce_pkt_fields(), droce_pkt_addr() and droce_build_frame() on every packet
- * the parser accepts, and droce_build_trailer() on the rebuilt frame. Built
- * and run by run_fuzz.sh under ASan + UBSan.
+ * the parser accepts, and droce_build_trailer() on the rebuilt frame; the CM
+ * MAD checks (droce_gsi_parse(), droce_cm_decode() and droce_cm_encode(), the
+ * rdma_cm header) on the payload of every accepted packet and on the frame
+ * bytes themselves. Built and run by run_fuzz.sh under ASan + UBSan.
  *
  * Input: a 4-byte prefix that picks the settings, then the frame.
  *
@@ -43,6 +45,7 @@
 
 #include "droce_wire_hdr.h"
 #include "droce_wire_icrc.h"
+#include "droce_wire_mad.h"
 #include "droce_wire_opcode.h"
 #include "droce_wire_pkt.h"
 
@@ -537,6 +540,34 @@ static void fixup_frame(uint8_t *frame, size_t len, const struct droce_parse_cfg
 			     (size_t)(pkt.icrc_off - pkt.l3_off)));
 }
 
+/*
+ * @p len bytes as a CM MAD and as rdma_cm private data, in a buffer of exactly that size.
+ * Every bit of a message belongs to one field: an accepted MAD re-encodes to its own bytes.
+ */
+static void fuzz_mad(const uint8_t *bytes, size_t len)
+{
+	static struct droce_cm_decoded d;
+	struct droce_cma_fields c;
+	enum droce_mad_status st;
+	uint8_t *mad = malloc(len ? len : 1), out[DROCE_MAD_LEN];
+
+	fuzz_stage = "CM MAD";
+	FUZZ_CHECK(mad != NULL);
+	if (len != 0)
+		memcpy(mad, bytes, len);
+	st = droce_cm_decode(mad, len, &d);
+	FUZZ_CHECK((unsigned)st < DROCE_MAD_STATUS_COUNT);
+	if (st == DROCE_MAD_OK) {
+		FUZZ_CHECK(droce_cm_encode(out, sizeof(out), &d) == DROCE_MAD_LEN);
+		FUZZ_CHECK(memcmp(out, mad, DROCE_MAD_LEN) == 0);
+	}
+	if (droce_cma_hdr_decode(mad, len, &c) == 0) {
+		FUZZ_CHECK(droce_cma_hdr_encode(out, sizeof(out), &c) == 0);
+		FUZZ_CHECK(memcmp(out, mad, DROCE_CMA_HDR_LEN) == 0);
+	}
+	free(mad);
+}
+
 /* droce_parse() of the whole frame; @p ref gets the parse without the ICRC check. */
 static void fuzz_contiguous(const uint8_t *frame, size_t len, const struct droce_parse_cfg *cfg,
 			    enum droce_parse_status *ref_st, struct droce_pkt *ref)
@@ -562,6 +593,8 @@ static void fuzz_contiguous(const uint8_t *frame, size_t len, const struct droce
 		return;
 	FUZZ_CHECK(pkt_equal(&pkt, ref));
 	check_desc(&pkt, frame, len, cfg);
+	FUZZ_CHECK((unsigned)droce_gsi_parse(&pkt, frame, NULL) < DROCE_MAD_STATUS_COUNT);
+	fuzz_mad(frame + pkt.payload_off, pkt.payload_len);
 
 	/* ICRC and IPv4 checksum against the oracles */
 	icrc = oracle_icrc(frame + pkt.l3_off, pkt.ip_hdr_len, pkt.flags & DROCE_PKT_IPV6,
@@ -697,6 +730,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_contiguous(frame, len, &cfg, &ref_st, &ref);
 	fuzz_split(frame, len, data[1], &cfg, ref_st, &ref);
 	fuzz_long_frame(frame, len, get_be16(data + 2), &cfg, ref_st, &ref);
+	fuzz_mad(frame, len);
 
 	free(frame);
 	fuzz_cfg = NULL;

@@ -430,3 +430,109 @@ Test(app_pcap, replay_round_trip)
 		  "droce's first frame is a READ response: %.200s", out);
 	cr_expect_null(strstr(out, "10.99.0.3 > "), "only droce's frames: %.200s", out);
 }
+
+/* ---- CM MADs (GSI packets) */
+
+static int count_of(const char *text, const char *needle)
+{
+	int n = 0;
+
+	for (text = strstr(text, needle); text != NULL; text = strstr(text + 1, needle))
+		n++;
+	return n;
+}
+
+Test(app_pcap, cm_mads_every_field_named)
+{
+	cr_assert_eq(run_pcap(capture_arg("linux-rxe-rping_cm.pcap")), 0);
+	cr_expect_eq(count_of(out, "        MAD{base_version=1 mgmt_class=0x07(CM) class_version=2 "
+				   "method=0x03(Send) status=0x0000 class_specific=0x0000 "
+				   "tid=0x000000026841255a attr_id=0x00"),
+		     5, "five MAD headers: %s", out);
+	cr_expect_not_null(strstr(out, "        CM REQ{local_comm_id=0x5a254168 "
+				       "service_id=0x0000000001061c06 "
+				       "local_ca_guid=0x505400fffe000003 local_qkey=0x00000000 "
+				       "local_qpn=0x000011 responder_resources=1 "),
+			   "%s", out);
+	cr_expect_not_null(strstr(out, " transport_service_type=0(RC) "), "%s", out);
+	cr_expect_not_null(strstr(out, " primary_local_gid=::ffff:10.99.0.3 "
+				       "primary_remote_gid=::ffff:10.99.0.2 "
+				       "primary_flow_label=0x96b44 primary_packet_rate=0 "),
+			   "%s", out);
+	cr_expect_not_null(strstr(out, "        rdma_cm{port_space=0x0106 port=7174 version=0 "
+				       "ip_version=4 src_port=53506 src=10.99.0.3 dst=10.99.0.2 "
+				       "private_data=56*00}\n"),
+			   "%s", out);
+	cr_expect_not_null(strstr(out, "        CM REP{local_comm_id=0x023bd329 "
+				       "remote_comm_id=0x5a254168 local_qkey=0x00000000 "
+				       "local_qpn=0x000011 local_eecn=0x000000 "
+				       "starting_psn=0x6989b0 responder_resources=1 "
+				       "initiator_depth=1 target_ack_delay=15 failover_accepted=0 "
+				       "end_to_end_flow_control=0 rnr_retry_count=7 srq=0 "
+				       "local_ca_guid=0x505400fffe000002 private_data=196*00}\n"),
+			   "%s", out);
+	cr_expect_not_null(strstr(out, "        CM RTU{local_comm_id=0x5a254168 "
+				       "remote_comm_id=0x023bd329 private_data=224*00}\n"),
+			   "%s", out);
+	cr_expect_not_null(strstr(out, "        CM DREQ{local_comm_id=0x5a254168 "
+				       "remote_comm_id=0x023bd329 remote_qpn_eecn=0x000011 "
+				       "private_data=220*00}\n"),
+			   "%s", out);
+	cr_expect_not_null(strstr(out, "        CM DREP{local_comm_id=0x023bd329 "
+				       "remote_comm_id=0x5a254168 private_data=224*00}\n"),
+			   "%s", out);
+	cr_expect_eq(count_of(out, "        CM "), 5, "one CM line per MAD");
+}
+
+Test(app_pcap, cm_mads_json)
+{
+	char args[4300];
+
+	snprintf(args, sizeof(args), "--json %s", capture_arg("linux-rxe-rping_cm.pcap"));
+	cr_assert_eq(run_pcap(args), 0);
+	cr_expect_eq(count_of(out, ",\"mad\":{\"base_version\":1,\"mgmt_class\":7,"), 5, "%s", out);
+	cr_expect_not_null(strstr(out, ",\"cm\":{\"msg\":\"REQ\",\"local_comm_id\":1512391016,"),
+			   "%s", out);
+	cr_expect_not_null(strstr(out, "\"primary_local_gid\":\"::ffff:10.99.0.3\""), "%s", out);
+	cr_expect_not_null(strstr(out, ",\"rdma_cm\":{\"port_space\":262,\"port\":7174,"
+				       "\"version\":0,\"ip_version\":4,\"src_port\":53506,"
+				       "\"src\":\"10.99.0.3\",\"dst\":\"10.99.0.2\","),
+			   "%s", out);
+	cr_expect_not_null(strstr(out, ",\"cm\":{\"msg\":\"DREP\",\"local_comm_id\":37475113,"
+				       "\"remote_comm_id\":1512391016,\"private_data\":\"0000"),
+			   "%s", out);
+}
+
+/* A MAD byte rewritten and the ICRC made good again: a well-formed frame, a malformed MAD. */
+static void set_mad_byte(u_char *frame, uint32_t *len, uint32_t at_value)
+{
+	struct droce_parse_cfg cfg = DROCE_PARSE_CFG_DEFAULT;
+	struct droce_pkt pkt;
+
+	cr_assert_eq(droce_parse(frame, *len, &cfg, &pkt), DROCE_PARSE_OK);
+	frame[pkt.payload_off + (at_value >> 8)] = (uint8_t)at_value;
+	droce_build_trailer(frame, &pkt);
+}
+
+static void expect_malformed_mad(uint32_t at, uint8_t value, const char *reason)
+{
+	char *path = tmp_path();
+	char args[256], line[128];
+
+	/* frame 17 is the REQ */
+	write_edited("linux-rxe-rping_cm.pcap", path, 17, set_mad_byte, at << 8 | value);
+	snprintf(args, sizeof(args), "'%s'", path);
+	cr_expect_eq(run_pcap(args), 0, "the frame itself is well formed: %s", out);
+	unlink(path);
+	snprintf(line, sizeof(line), "icrc ok\n        MAD MALFORMED %s\n", reason);
+	cr_expect_not_null(strstr(out, line), "no '%s' in %s", reason, out);
+	cr_expect_eq(count_of(out, "        CM "), 4, "the other four MADs still dissected");
+}
+
+Test(app_pcap, cm_malformed_mads_named)
+{
+	expect_malformed_mad(0, 2, "mad_bad_base_version");
+	expect_malformed_mad(2, 1, "mad_bad_class_version");
+	expect_malformed_mad(3, 0x81, "mad_bad_method");
+	expect_malformed_mad(17, 0x42, "mad_bad_attr");
+}
