@@ -10,7 +10,8 @@ Rules:
   before it in lib/meson.build's `components`;
 - a header that is not a droce_*.h one (verbs_priv.h, verbs_limits.h ...) is private to its
   component: no other includes it;
-- rte_ethdev.h and the rte_eth_* API appear in lib/port only;
+- rte_ethdev.h and the rte_eth_* API appear in lib/port only, and so do DPDK driver names
+  ("net_memif" ...) in lib/;
 - the headers meson installs are exactly the public API: include/'s headers and what they
   include, transitively (--build only).
 Prints each breach and exits 1 if there is one.
@@ -96,6 +97,9 @@ def check_ethdev():
                 if 'rte_ethdev.h' in SYSTEM_INCLUDE_RE.findall(code) or re.search(r'\brte_eth_', code):
                     breaches.append(f'{os.path.join(rel, n)}: uses ethdev (rte_eth_*), which only '
                                     'lib/port may')
+                if top == 'lib' and re.search(r'"net_[a-z]', code):
+                    breaches.append(f'{os.path.join(rel, n)}: names a DPDK driver, which only '
+                                    'lib/port may (ask the port: droce_port.h)')
     return breaches
 
 

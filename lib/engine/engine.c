@@ -182,8 +182,8 @@ static int port_start(struct engine *e, struct engine_port *p)
 			return rc;
 		pc.device = ring_name;
 	} else {
-		rc = engine_devargs(p->conf.device, p->conf.mtu, e->n_lcores, devargs,
-				    sizeof(devargs));
+		rc = droce_port_devargs(p->conf.device, p->conf.mtu, e->n_lcores, devargs,
+					sizeof(devargs));
 		if (rc != 0)
 			return rc;
 		pc.device = devargs;

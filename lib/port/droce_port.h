@@ -140,6 +140,14 @@ bool droce_port_driver_copies_in_software(const struct droce_port *p);
  */
 bool droce_port_devargs_waits_for_peer(const char *devargs);
 
+/**
+ * The devargs to open @p device with, in @p out of @p size bytes: the user's, plus what its
+ * driver needs to carry frames of @p mtu whole (memif buffers that hold a frame) and one
+ * queue pair per engine lcore (@p queues, af_packet's qpairs=). 0 or -ENAMETOOLONG.
+ */
+int droce_port_devargs(const char *device, uint32_t mtu, unsigned int queues, char *out,
+		       size_t size);
+
 /** Start a port opened with start_later that is not started yet. 0 (started) or -errno. */
 int droce_port_try_start(struct droce_port *p);
 
