@@ -172,16 +172,18 @@ static int port_start(struct engine *e, struct engine_port *p)
 	struct droce_port_conf pc = {
 		.nb_queues = (uint16_t)e->n_lcores, .mtu = p->conf.mtu, .socket = SOCKET_ID_ANY};
 	struct droce_neigh_cfg nc;
-	char ring_name[RTE_ETH_NAME_MAX_LEN], devargs[sizeof(p->conf.device) + 32];
+	char ring_name[DROCE_PORT_NAME_MAX], devargs[sizeof(p->conf.device) + 32];
 	unsigned int i;
 	int rc;
 
 	if (p->conf.link[0] != '\0') {
-		snprintf(ring_name, sizeof(ring_name), "net_ring_%.54s", p->conf.name);
+		rc = droce_port_ring_device(p->conf.name, ring_name, sizeof(ring_name));
+		if (rc != 0)
+			return rc;
 		pc.device = ring_name;
 	} else {
-		rc = engine_devargs(p->conf.device, p->conf.mtu, e->n_lcores, devargs,
-				    sizeof(devargs));
+		rc = droce_port_devargs(p->conf.device, p->conf.mtu, e->n_lcores, devargs,
+					sizeof(devargs));
 		if (rc != 0)
 			return rc;
 		pc.device = devargs;
@@ -195,8 +197,7 @@ static int port_start(struct engine *e, struct engine_port *p)
 	if (e->n_lcores > 1)
 		pc.nb_mbufs = 8192 * e->n_lcores - 1;
 	/* a memif client may come up before its server: it starts once the server is there */
-	pc.start_later = p->conf.link[0] == '\0' && strstr(devargs, "net_memif") != NULL &&
-			 strstr(devargs, "role=client") != NULL;
+	pc.start_later = p->conf.link[0] == '\0' && droce_port_devargs_waits_for_peer(devargs);
 	rc = droce_port_open(&p->port, &pc);
 	if (rc == -ENOTSUP && e->n_lcores > 1)
 		fprintf(stderr,
@@ -212,10 +213,7 @@ static int port_start(struct engine *e, struct engine_port *p)
 		 * cannot take it (memif, a VF without the right) still receives frames
 		 * for it in promiscuous mode */
 		memcpy(mac.addr_bytes, p->conf.mac, 6);
-		if (rte_eth_dev_default_mac_addr_set(p->port.port_id, &mac) != 0 &&
-		    p->conf.link[0] == '\0')
-			rte_eth_promiscuous_enable(p->port.port_id);
-		p->port.mac = mac;
+		droce_port_set_default_mac(&p->port, &mac, p->conf.link[0] == '\0');
 	}
 	droce_neigh_cfg_init(&nc);
 	memcpy(nc.mac, p->port.mac.addr_bytes, 6);

@@ -267,14 +267,12 @@ void engine_env_init(struct engine *e, struct engine_port *p)
 
 void engine_env_zero_copy(struct engine_port *p)
 {
-	struct rte_eth_dev_info info;
-	const char *drv =
-		rte_eth_dev_info_get(p->port.port_id, &info) == 0 ? info.driver_name : NULL;
+	bool copies = droce_port_driver_copies_in_software(&p->port);
 
 	/* each lcore's share: its own injector decides for its frames */
 	for (unsigned int k = 0; k < droce_engine.n_lcores; k++)
-		p->pq[k].env.zero_copy_min =
-			droce_zc_min_for_port(drv, p->pq[k].fault != NULL, p->conf.zero_copy_min);
+		p->pq[k].env.zero_copy_min = droce_zc_min_for_port(copies, p->pq[k].fault != NULL,
+								   p->conf.zero_copy_min);
 }
 
 /* ---- receive */

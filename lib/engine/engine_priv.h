@@ -275,13 +275,6 @@ void engine_fault_tx(struct engine_pq *pq, struct rte_mbuf *m);
 unsigned int engine_fault_flush(struct engine_pq *pq, uint64_t now_us);
 void engine_fault_drain(struct engine_port *p);
 
-/* engine_devargs.c */
-/**
- * The devargs of @p device for a port of Ethernet MTU @p mtu with @p queues queue pairs,
- * into @p out. 0 or -ENAMETOOLONG.
- */
-int engine_devargs(const char *device, uint32_t mtu, unsigned int queues, char *out, size_t size);
-
 /* engine_telemetry.c: the /droce/... telemetry commands, once the EAL runs */
 void engine_telemetry_register(void);
 /**

@@ -2,8 +2,11 @@
 /**
  * @file
  * A droce port: one DPDK ethdev (any PMD) with its mempool, RX/TX queues,
- * buffered transmission and counters. The only place in droce that includes
- * rte_ethdev.h.
+ * buffered transmission and counters. lib/port is the only component that
+ * includes rte_ethdev.h or knows a driver by name: this header does not
+ * include it, and what the rest of droce needs of a device (its MAC, whether
+ * its driver copies frames in software, whether it waits for a peer) is asked
+ * through the functions below.
  *
  * Errors: 0 or -errno (the DPDK call's error, or -EINVAL for bad arguments).
  * Bursts return a count.
@@ -14,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <rte_ethdev.h>
+#include <rte_ether.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
@@ -26,6 +29,8 @@ extern "C" {
 #define DROCE_PORT_BURST      32
 /** Frames a full device leaves waiting per queue, in order, before any is dropped (2^n). */
 #define DROCE_PORT_TX_BACKLOG 1024
+/** An ethdev name with its terminator (DPDK's RTE_ETH_NAME_MAX_LEN, asserted in port.c). */
+#define DROCE_PORT_NAME_MAX 64
 
 /** How to bring a port up. */
 struct droce_port_conf {
@@ -83,7 +88,7 @@ struct droce_port {
 	bool configured; /**< set up, started or not: droce_port_try_start() can start it */
 	bool mtu_fixed;  /**< the PMD has no MTU setting: the configured one applies */
 	bool probed;     /**< droce hot-plugged the device and removes it at close */
-	char name[RTE_ETH_NAME_MAX_LEN];
+	char name[DROCE_PORT_NAME_MAX];
 	struct droce_port_txq txq[DROCE_PORT_QUEUES_MAX];
 	struct droce_port_qstats qstats[DROCE_PORT_QUEUES_MAX];
 };
@@ -108,24 +113,46 @@ uint32_t droce_port_link_speed(const struct droce_port *p);
  */
 int droce_port_ring_pair(const char *name_a, const char *name_b, uint16_t nb_queues);
 
+/**
+ * The name droce_port_open() takes for the end @p name of a droce_port_ring_pair(), in
+ * @p out of @p size bytes. 0 or -ENAMETOOLONG.
+ */
+int droce_port_ring_device(const char *name, char *out, size_t size);
+
+/**
+ * Make @p mac the device's address and the port's (p->mac). A device that refuses it (memif,
+ * a VF without the right) is put in promiscuous mode when @p promiscuous_if_refused, so that
+ * it still receives frames for @p mac. 0, or the device's -errno (p->mac is set either way).
+ */
+int droce_port_set_default_mac(struct droce_port *p, const struct rte_ether_addr *mac,
+			       bool promiscuous_if_refused);
+
+/**
+ * True when the port's driver copies every frame in software at TX (memif, ring, af_packet,
+ * tap, vhost): the IOVA of an external buffer is never used, and a frame is done with once
+ * the burst returns or droce frees it, so payload may be sent from an MR by reference.
+ */
+bool droce_port_driver_copies_in_software(const struct droce_port *p);
+
+/**
+ * True when the device @p devargs names may come up before its peer and cannot start until
+ * the peer is there (a memif client whose server is not up yet): open it with start_later.
+ */
+bool droce_port_devargs_waits_for_peer(const char *devargs);
+
+/**
+ * The devargs to open @p device with, in @p out of @p size bytes: the user's, plus what its
+ * driver needs to carry frames of @p mtu whole (memif buffers that hold a frame) and one
+ * queue pair per engine lcore (@p queues, af_packet's qpairs=). 0 or -ENAMETOOLONG.
+ */
+int droce_port_devargs(const char *device, uint32_t mtu, unsigned int queues, char *out,
+		       size_t size);
+
 /** Start a port opened with start_later that is not started yet. 0 (started) or -errno. */
 int droce_port_try_start(struct droce_port *p);
 
-static inline uint16_t droce_port_rx(struct droce_port *p, uint16_t q, struct rte_mbuf **pkts,
-				     uint16_t n)
-{
-	uint16_t got;
-
-	if (unlikely(!p->started))
-		return 0; /* a stopped device is not polled */
-	got = rte_eth_rx_burst(p->port_id, q, pkts, n);
-	struct droce_port_qstats *s = &p->qstats[q];
-
-	s->rx_pkts += got;
-	for (uint16_t i = 0; i < got; i++)
-		s->rx_bytes += pkts[i]->pkt_len;
-	return got;
-}
+/** Receive up to @p n frames from queue @p q (none from a stopped device); counted. */
+uint16_t droce_port_rx(struct droce_port *p, uint16_t q, struct rte_mbuf **pkts, uint16_t n);
 
 /**
  * Send what waits on queue @p q, the backlog first; what the device does not

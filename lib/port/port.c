@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Bringing an ethdev up for droce, buffered TX, and back-to-back ring pairs. */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,9 +8,12 @@
 #include <rte_bus_vdev.h>
 #include <rte_dev.h>
 #include <rte_eth_ring.h>
+#include <rte_ethdev.h>
 #include <rte_ring.h>
 
 #include "droce_port.h"
+
+static_assert(DROCE_PORT_NAME_MAX == RTE_ETH_NAME_MAX_LEN, "droce_port.h's ethdev name size");
 
 /*
  * Data room of the port's mbufs: a whole frame of the MTU, so RX seldom chains, and
@@ -330,6 +334,14 @@ uint32_t droce_port_link_speed(const struct droce_port *p)
 	return link.link_speed;
 }
 
+int droce_port_ring_device(const char *name, char *out, size_t size)
+{
+	/* the ring PMD's prefix, which rte_eth_from_rings() puts before the name */
+	int n = snprintf(out, size, "net_ring_%s", name);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
 int droce_port_ring_pair(const char *name_a, const char *name_b, uint16_t nb_queues)
 {
 	struct rte_ring *a_to_b[DROCE_PORT_QUEUES_MAX], *b_to_a[DROCE_PORT_QUEUES_MAX];
@@ -356,4 +368,30 @@ int droce_port_ring_pair(const char *name_a, const char *name_b, uint16_t nb_que
 			       (unsigned int)rte_socket_id()) < 0)
 		return -rte_errno;
 	return 0;
+}
+
+uint16_t droce_port_rx(struct droce_port *p, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct droce_port_qstats *s = &p->qstats[q];
+	uint16_t got;
+
+	if (unlikely(!p->started))
+		return 0; /* a stopped device is not polled */
+	got = rte_eth_rx_burst(p->port_id, q, pkts, n);
+	s->rx_pkts += got;
+	for (uint16_t i = 0; i < got; i++)
+		s->rx_bytes += pkts[i]->pkt_len;
+	return got;
+}
+
+int droce_port_set_default_mac(struct droce_port *p, const struct rte_ether_addr *mac,
+			       bool promiscuous_if_refused)
+{
+	struct rte_ether_addr a = *mac;
+	int rc = rte_eth_dev_default_mac_addr_set(p->port_id, &a);
+
+	if (rc != 0 && promiscuous_if_refused)
+		rte_eth_promiscuous_enable(p->port_id);
+	p->mac = a;
+	return rc;
 }

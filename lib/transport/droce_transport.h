@@ -147,15 +147,13 @@ struct droce_transport_env {
 /** Payload bytes per packet from which zero copy is used once asked for (zero_copy=auto). */
 #define DROCE_ZC_MIN_DEFAULT 2048u
 
-/** True for the DPDK drivers whose TX copies frames in software (memif, ring, ...). */
-bool droce_zc_driver_copies(const char *driver_name);
-
 /**
- * The environment's zero_copy_min for a port of driver @p driver_name: 0 (off) unless the
- * driver copies in software and the port injects no faults (@p faults; the injector writes
- * into frames); else @p conf_min, where 0 means DROCE_ZC_MIN_DEFAULT and UINT32_MAX off.
+ * The environment's zero_copy_min for a port: 0 (off) unless its driver copies frames in
+ * software (@p copies_in_software: lib/port's droce_port_driver_copies_in_software()) and
+ * the port injects no faults (@p faults; the injector writes into frames); else
+ * @p conf_min, where 0 means DROCE_ZC_MIN_DEFAULT and UINT32_MAX off.
  */
-uint32_t droce_zc_min_for_port(const char *driver_name, bool faults, uint32_t conf_min);
+uint32_t droce_zc_min_for_port(bool copies_in_software, bool faults, uint32_t conf_min);
 
 /** The smallest RC send window: two AckReq periods, so an ACK is always asked for inside it. */
 #define DROCE_RC_WINDOW_MIN 128u

@@ -41,25 +41,9 @@ struct zc_seg {
 	uint32_t key; /* the MR whose busy count the segment holds */
 };
 
-static const char *const zc_drivers[] = {
-	/* drivers whose TX copies every frame in software, so the IOVA of an
-	 * external buffer is never used and the mbuf is freed at once or by droce */
-	"net_memif", "net_ring", "net_af_packet", "net_tap", "net_vhost",
-};
-
-bool droce_zc_driver_copies(const char *driver_name)
+uint32_t droce_zc_min_for_port(bool copies_in_software, bool faults, uint32_t conf_min)
 {
-	if (driver_name == NULL)
-		return false;
-	for (size_t i = 0; i < sizeof(zc_drivers) / sizeof(zc_drivers[0]); i++)
-		if (strcmp(driver_name, zc_drivers[i]) == 0)
-			return true;
-	return false;
-}
-
-uint32_t droce_zc_min_for_port(const char *driver_name, bool faults, uint32_t conf_min)
-{
-	if (conf_min == UINT32_MAX || faults || !droce_zc_driver_copies(driver_name))
+	if (conf_min == UINT32_MAX || faults || !copies_in_software)
 		return 0;
 	return conf_min == 0 ? DROCE_ZC_MIN_DEFAULT : conf_min;
 }
@@ -170,7 +154,7 @@ static struct rte_mbuf *zc_seg(const struct droce_transport_env *env,
 		__atomic_fetch_add(&zc->refs, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&zc->segs[x->slot], 1, __ATOMIC_RELAXED);
 	}
-	/* software PMDs only (droce_zc_driver_copies()): the IOVA is never used */
+	/* software PMDs only (droce_port_driver_copies_in_software()): the IOVA is never used */
 	rte_pktmbuf_attach_extbuf(s, p->host, RTE_BAD_IOVA, (uint16_t)p->len, &x->shinfo);
 	s->data_len = (uint16_t)p->len;
 	s->pkt_len = p->len;

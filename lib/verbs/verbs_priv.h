@@ -449,23 +449,11 @@ void droce_async_forget(struct ibv_context *context, const void *object);
 /* ------------------------------------------------------------ verbs_sysfs.c */
 
 /*
- * Exported by libibverbs without a declaration in <infiniband/verbs.h>
- * (rdma-core keeps them in headers it does not install); Debian's binaries
- * and librdmacm import them.
+ * The sysfs helpers, ibv_query_gid_type() and the kernel-structure copies are
+ * declared with rdma-core 44's prototypes in droce_ibverbs_abi.h, which the
+ * build includes in every file of lib/verbs.
  */
-int ibv_get_sysfs_path(char *buf, size_t size);
-int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size);
-int ibv_dontfork_range(void *base, size_t size);
-int ibv_dofork_range(void *base, size_t size);
-
-struct ib_uverbs_ah_attr;
-struct ib_uverbs_qp_attr;
-struct ib_user_path_rec;
-struct ibv_sa_path_rec;
-void ibv_copy_ah_attr_from_kern(struct ibv_ah_attr *dst, struct ib_uverbs_ah_attr *src);
-void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst, struct ib_uverbs_qp_attr *src);
-void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst, struct ib_user_path_rec *src);
-void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst, struct ibv_sa_path_rec *src);
+#include "droce_ibverbs_abi.h"
 
 /* ---------------------------------------------------------------- backends */
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The devargs the engine opens a port's device with: the user's, plus what a
- * PMD needs to carry frames of the port's MTU whole.
+ * The devargs a port's device is opened with: the user's, plus what a PMD
+ * needs to carry frames of the port's MTU whole.
  *
  * memif: its buffers are 2048 bytes unless told otherwise, and a larger frame
  * is chained over several. DPDK 22.11's memif copy path counts the slots of a
@@ -16,13 +16,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine_priv.h"
+#include "droce_port.h"
 
 /* Ethernet header, VLAN tag and FCS around the MTU */
 #define FRAME_OVER_MTU 22
 #define MEMIF_BSIZE    2048
 
-int engine_devargs(const char *device, uint32_t mtu, unsigned int queues, char *out, size_t size)
+int droce_port_devargs(const char *device, uint32_t mtu, unsigned int queues, char *out,
+		       size_t size)
 {
 	uint32_t bsize = MEMIF_BSIZE;
 	size_t len;
