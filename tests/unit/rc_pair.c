@@ -235,8 +235,8 @@ void side_connect(struct side *s, uint32_t sq_psn, uint32_t rq_psn)
 	int rts = IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 		  IBV_QP_MAX_QP_RD_ATOMIC;
 
-	droce_tqp_modify(&s->tqp, &attr, rtr, IBV_QPS_RTR);
-	droce_tqp_modify(&s->tqp, &attr, rts, IBV_QPS_RTS);
+	droce_tqp_modify(&s->env, &s->tqp, &attr, rtr, IBV_QPS_RTR);
+	droce_tqp_modify(&s->env, &s->tqp, &attr, rts, IBV_QPS_RTS);
 }
 
 void setup_type(enum ibv_qp_type type)
