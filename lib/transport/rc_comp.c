@@ -37,13 +37,13 @@ struct comp_ctx {
 	const struct droce_transport_env *env;
 	struct droce_tqp *q;
 	struct droce_rc *rc;
-	const struct droce_pkt *pkt;   /**< NULL for a timer event */
+	const struct droce_pkt *pkt; /**< NULL for a timer event */
 	const struct droce_hdr_fields *f;
 	struct rte_mbuf *m;
-	struct rc_wqe *w;       /**< the WQE the response or the error is for */
-	uint32_t retry_psn;     /**< RETRY: go back to this PSN */
-	uint8_t syn;            /**< AETH syndrome */
-	enum ibv_wc_status st;  /**< ERROR: the status the WQE completes with */
+	struct rc_wqe *w;      /**< the WQE the response or the error is for */
+	uint32_t retry_psn;    /**< RETRY: go back to this PSN */
+	uint8_t syn;           /**< AETH syndrome */
+	enum ibv_wc_status st; /**< ERROR: the status the WQE completes with */
 };
 
 /* The completer finished a WQE: a READ/atomic is counted back (the requester may issue more). */
@@ -69,7 +69,7 @@ static void wqe_fail(struct droce_rc *rc, struct rc_wqe *w, enum ibv_wc_status s
 }
 
 /*
- * Complete the finished WQEs at the head, in order (IBTA 10.8: completions in order); a
+ * Complete the finished WQEs at the head, in order; a
  * failed one moves an RC QP to Error (9.9.2), a UC QP to Send Queue Error (9.8, 10.3.1).
  */
 static void comp_advance(const struct droce_transport_env *env, struct droce_tqp *q)
@@ -331,8 +331,7 @@ static enum rc_comp_state comp_check_opcode(struct comp_ctx *c)
 	if (c->pkt->mask & DROCE_OPM_READ)
 		return RC_COMP_READ;
 	/* an atomic ACK that carries a NAK syndrome is judged as a NAK */
-	if ((c->pkt->mask & DROCE_OPM_ATOMIC) &&
-	    (c->syn & DROCE_AETH_TYPE_MASK) == DROCE_AETH_ACK)
+	if ((c->pkt->mask & DROCE_OPM_ATOMIC) && (c->syn & DROCE_AETH_TYPE_MASK) == DROCE_AETH_ACK)
 		return RC_COMP_ATOMIC;
 	return RC_COMP_CHECK_ACK;
 }
@@ -362,7 +361,7 @@ static enum rc_comp_state comp_check_ack(struct comp_ctx *c)
 		return RC_COMP_ACK;
 	if (rc_psn_cmp(psn, c->rc->comp.una) < 0)
 		return RC_COMP_DROP; /* a NAK for what is already acknowledged */
-	/* every NAK acknowledges the PSNs before its own (IBTA 9.7.5.1.2) */
+	/* every NAK acknowledges the PSNs before its own (IBTA 9.7.5.1) */
 	ack_upto_progress(c, (psn - 1) & DROCE_PSN_MASK);
 	if (type == DROCE_AETH_RNR_NAK)
 		return RC_COMP_RNR;

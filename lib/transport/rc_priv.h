@@ -33,10 +33,10 @@
 struct rc_service {
 	enum droce_qp_service svc; /**< for the opcode tables (lib/wire) */
 	uint32_t opm;              /**< DROCE_OPM_RC or DROCE_OPM_UC: the opcodes it takes */
-	bool acked;     /**< responses exist: ACK/NAK (9.7.5.1), READ and atomics (9.4.3-9.4.4) */
+	bool acked;     /**< responses exist: ACK/NAK (9.7.5.1), READ and atomics (9.4.3, 9.4.5) */
 	bool retried;   /**< go-back-N, the retransmission and RNR timers, the send window */
 	bool go_back;   /**< a PSN ahead is NAKed (class B) and one behind is a duplicate to
-			     re-ACK (9.7.5.2); UC drops the message in progress instead (9.8.3) */
+			     re-ACK (9.7.5.2); UC drops the message in progress instead (9.8) */
 	bool naks;      /**< a request it cannot take is NAKed, the QP to Error (class C);
 			     UC drops the message and goes on (class D, 9.9.3) */
 	bool zero_copy; /**< request payloads by reference (its frames may be resent) */
@@ -59,12 +59,12 @@ static inline bool op_is_rd_atomic(uint8_t op)
 
 /** Why the requester stopped its last pass (for traces and tests). */
 enum rc_req_wait {
-	RC_REQ_WAIT_NONE,      /**< nothing left to send */
-	RC_REQ_WAIT_BUDGET,    /**< the pass's budget is spent */
-	RC_REQ_WAIT_STATE,     /**< the QP is not in RTS or SQD */
-	RC_REQ_WAIT_RNR,       /**< an RNR NAK's timer runs (9.7.5.2.8) */
-	RC_REQ_WAIT_FENCE,     /**< a fenced WQE waits for READ/atomics before it (10.8.3.3) */
-	RC_REQ_WAIT_RD_ATOMIC, /**< max_rd_atomic READ/atomics outstanding (9.4.3, 9.4.4) */
+	RC_REQ_WAIT_NONE,   /**< nothing left to send */
+	RC_REQ_WAIT_BUDGET, /**< the pass's budget is spent */
+	RC_REQ_WAIT_STATE,  /**< the QP is not in RTS or SQD */
+	RC_REQ_WAIT_RNR,    /**< an RNR NAK's timer runs (9.7.5.2) */
+	RC_REQ_WAIT_FENCE,  /**< a fenced WQE waits for READ/atomics before it (IBV_SEND_FENCE) */
+	RC_REQ_WAIT_RD_ATOMIC, /**< max_rd_atomic READ/atomics outstanding (9.4.3, 9.4.5) */
 	RC_REQ_WAIT_WINDOW,    /**< the send window is full (doc/transport.md) */
 	RC_REQ_WAIT_SQD,       /**< SQD: nothing new starts (10.3.1) */
 	RC_REQ_WAIT_RESOURCE,  /**< no mbuf, or the peer's MAC is being resolved */
@@ -119,11 +119,11 @@ struct rc_requester {
 	uint32_t size, mask, slot_size;
 	/* zero copy: segments in flight per shadow slot (NULL: no memory, copies only) */
 	struct droce_zc *zc;
-	uint32_t req_idx;    /**< next WQE to copy from the ring */
-	uint32_t cur;        /**< WQE the requester sends from */
-	uint32_t cur_pkt;    /**< packet of cur to send next */
-	uint32_t sent_hi;    /**< highest PSN sent + 1 */
-	uint32_t rd_issued;  /**< READ/atomics issued (free-running; see rc_rd_out()) */
+	uint32_t req_idx;      /**< next WQE to copy from the ring */
+	uint32_t cur;          /**< WQE the requester sends from */
+	uint32_t cur_pkt;      /**< packet of cur to send next */
+	uint32_t sent_hi;      /**< highest PSN sent + 1 */
+	uint32_t rd_issued;    /**< READ/atomics issued (free-running; see rc_rd_out()) */
 	uint32_t go_back_seen; /**< the completer's last go-back request acted on */
 	enum rc_req_wait wait; /**< why the last pass stopped */
 };
@@ -140,7 +140,7 @@ struct rc_completer {
 	uint32_t una;        /**< oldest PSN not acknowledged */
 	uint32_t rd_retired; /**< READ/atomics finished (free-running) */
 	uint8_t retry_left, rnr_left;
-	bool rnr_wait; /**< sending paused until the RNR timer fires (9.7.5.2.8) */
+	bool rnr_wait;  /**< sending paused until the RNR timer fires (9.7.5.2) */
 	uint8_t events; /**< RC_COMP_EV_* set by the timer callbacks */
 	/* go-back-N request to the requester: resend from WQE go_back_idx, packet go_back_pkt */
 	uint32_t go_back; /**< incremented with each request; the requester follows it */
@@ -150,7 +150,7 @@ struct rc_completer {
 
 /* ------------------------------------------------------------------ responder */
 
-/** A responder resource: a READ or atomic kept for its response and replays (9.7.5.2.4). */
+/** A responder resource: a READ or atomic kept for its response and replays (9.7.5.2). */
 struct rc_res {
 	uint32_t kind; /**< 0 free, DROCE_OPM_READ or DROCE_OPM_ATOMIC */
 	bool pending;  /**< response packets left to send */
@@ -167,7 +167,7 @@ struct rc_res {
 /** Responder state: written by rc_resp.c (and by the life cycle, rc_qp.c). */
 struct rc_responder {
 	bool in_msg;       /**< inside a multi-packet message */
-	bool nak_seq_sent; /**< one NAK per sequence error (9.7.5.2.2) */
+	bool nak_seq_sent; /**< one NAK per sequence error (9.7.5.2) */
 	bool have_rwqe;    /**< rwqe holds a receive WQE taken for the message */
 	bool ack_pending;
 	uint8_t outcome;  /**< enum rc_resp_state: the last request's outcome (traces, tests) */
@@ -198,15 +198,15 @@ struct droce_rc {
 	struct rc_responder resp;
 };
 
-/* PSN arithmetic modulo 2^24 (IBTA 9.7.1): <0, 0, >0 as a is before, at or after b. */
-static inline int32_t rc_psn_cmp(uint32_t a, uint32_t b)
+/* PSN arithmetic modulo 2^24 (IBTA 9.7.1): <0, 0, >0 as psn is before, at or after ref. */
+static inline int32_t rc_psn_cmp(uint32_t psn, uint32_t ref)
 {
-	return (int32_t)((a - b) << 8) >> 8;
+	return (int32_t)((psn - ref) << 8) >> 8;
 }
 
-static inline uint32_t rc_psn_add(uint32_t a, uint32_t n)
+static inline uint32_t rc_psn_add(uint32_t psn, uint32_t n)
 {
-	return (a + n) & DROCE_PSN_MASK;
+	return (psn + n) & DROCE_PSN_MASK;
 }
 
 static inline uint32_t rc_pmtu(const struct droce_tqp *q)

@@ -188,7 +188,8 @@ static void rc_timer_cb(struct droce_timer_wheel *w, struct droce_timer *t, void
 	(void)w;
 	(void)arg;
 	if (t->id == DROCE_RC_TIMER_RETRY)
-		rc = (struct droce_rc *)((uint8_t *)t - offsetof(struct droce_rc, comp.retry_timer));
+		rc = (struct droce_rc *)((uint8_t *)t -
+					 offsetof(struct droce_rc, comp.retry_timer));
 	else
 		rc = (struct droce_rc *)((uint8_t *)t - offsetof(struct droce_rc, comp.rnr_timer));
 	droce_rc_timer_fired(rc->q, t->id);

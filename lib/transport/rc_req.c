@@ -5,6 +5,10 @@
  * PSNs, and segmented by the path MTU into FIRST/MIDDLE/LAST/ONLY packets.
  * The requester walks ahead of the ring's consumer index; the completer
  * releases slots as WQEs complete, in order.
+ *
+ * A state machine (doc/transport.md draws it): GET_WQE, CHECK_WQE, LOCAL_OP,
+ * SEND_PKT, ADVANCE, and WAIT with its reason (enum rc_req_wait). It follows
+ * the completer's requests (go back, RNR wait) and never calls it.
  */
 #include <errno.h>
 #include <string.h>
@@ -297,27 +301,18 @@ sent:
 }
 
 const char *const droce_rc_req_state_names[RC_REQ_STATE_COUNT] = {
-	[RC_REQ_GET_WQE] = "GET_WQE",
-	[RC_REQ_CHECK_WQE] = "CHECK_WQE",
-	[RC_REQ_LOCAL_OP] = "LOCAL_OP",
-	[RC_REQ_SEND_PKT] = "SEND_PKT",
-	[RC_REQ_ADVANCE] = "ADVANCE",
-	[RC_REQ_WAIT] = "WAIT",
-	[RC_REQ_ERROR] = "ERROR",
-	[RC_REQ_DONE] = "DONE",
+	[RC_REQ_GET_WQE] = "GET_WQE",   [RC_REQ_CHECK_WQE] = "CHECK_WQE",
+	[RC_REQ_LOCAL_OP] = "LOCAL_OP", [RC_REQ_SEND_PKT] = "SEND_PKT",
+	[RC_REQ_ADVANCE] = "ADVANCE",   [RC_REQ_WAIT] = "WAIT",
+	[RC_REQ_ERROR] = "ERROR",       [RC_REQ_DONE] = "DONE",
 };
 
 const char *const droce_rc_req_wait_names[RC_REQ_WAIT_COUNT] = {
-	[RC_REQ_WAIT_NONE] = "NONE",
-	[RC_REQ_WAIT_BUDGET] = "BUDGET",
-	[RC_REQ_WAIT_STATE] = "STATE",
-	[RC_REQ_WAIT_RNR] = "RNR",
-	[RC_REQ_WAIT_FENCE] = "FENCE",
-	[RC_REQ_WAIT_RD_ATOMIC] = "RD_ATOMIC",
-	[RC_REQ_WAIT_WINDOW] = "WINDOW",
-	[RC_REQ_WAIT_SQD] = "SQD",
-	[RC_REQ_WAIT_RESOURCE] = "RESOURCE",
-	[RC_REQ_WAIT_FAILED] = "FAILED",
+	[RC_REQ_WAIT_NONE] = "NONE",         [RC_REQ_WAIT_BUDGET] = "BUDGET",
+	[RC_REQ_WAIT_STATE] = "STATE",       [RC_REQ_WAIT_RNR] = "RNR",
+	[RC_REQ_WAIT_FENCE] = "FENCE",       [RC_REQ_WAIT_RD_ATOMIC] = "RD_ATOMIC",
+	[RC_REQ_WAIT_WINDOW] = "WINDOW",     [RC_REQ_WAIT_SQD] = "SQD",
+	[RC_REQ_WAIT_RESOURCE] = "RESOURCE", [RC_REQ_WAIT_FAILED] = "FAILED",
 };
 
 /* One pass of the requester: what its states share. */
@@ -415,7 +410,7 @@ static enum rc_req_state req_check_wqe(struct req_ctx *c)
 	}
 	if (w->npkts == 0)
 		return RC_REQ_LOCAL_OP;
-	/* at most max_rd_atomic READ/atomic requests outstanding (IBTA 9.4, o11-...) */
+	/* at most max_rd_atomic READ/atomic requests outstanding (IBTA 9.4.3, 9.4.5) */
 	if (rd && !w->issued && rc_rd_out(rc) >= (q->max_rd_atomic ? q->max_rd_atomic : 1u)) {
 		c->wait = RC_REQ_WAIT_RD_ATOMIC;
 		return RC_REQ_WAIT;

@@ -40,11 +40,12 @@ struct resp_ctx {
 	const struct droce_hdr_fields *f;
 	int err; /**< what droce_rc_resp_recv() returns */
 	/* an error's details, for its class's state */
-	uint8_t nak;             /**< class A/C: the NAK code (IBTA 9.7.5.1.2) */
-	enum ibv_event_type ev;  /**< class A/C: the affiliated event */
-	enum ibv_wc_status st;   /**< class A/C: the receive WQE completes with it ... */
-	bool wqe_fails;          /**< ... when one was taken for the message */
-	bool no_buffer;          /**< class D: for want of a receive WQE (out_of_buffer) */
+	uint8_t nak;            /**< class A/C: the NAK code (IBTA 9.7.5.1) */
+	enum ibv_event_type ev; /**< class A/C: the affiliated event */
+	enum ibv_wc_status st;  /**< class A/C: the receive WQE completes with it ... */
+	bool wqe_fails;         /**< ... when one was taken for the message */
+	bool no_buffer;         /**< class D: for want of a receive WQE (out_of_buffer) */
+	void *atomic_host;      /**< an atomic's target, checked (good for this pass only) */
 };
 
 static uint32_t res_count(const struct droce_tqp *q)
@@ -127,7 +128,6 @@ static void count_nak(struct droce_tqp *q, uint8_t code)
 	}
 }
 
-
 /* The receive WQE taken for the message completes with @p st (class A or C, 9.9.3). */
 static void rwqe_fail(struct resp_ctx *c)
 {
@@ -159,7 +159,7 @@ static void resp_fatal(const struct droce_transport_env *env, struct droce_tqp *
 	droce_rc_to_error(env, q, ev);
 }
 
-/* A class C error of the request: what to NAK and raise (IBTA 9.9.3, 9.7.5.1.2). */
+/* A class C error of the request: what to NAK and raise (IBTA 9.9.3, 9.7.5.1). */
 static enum rc_resp_state class_c(struct resp_ctx *c, uint8_t nak, enum ibv_event_type ev)
 {
 	c->nak = nak;
@@ -194,8 +194,8 @@ static enum rc_resp_state resp_err_class_a(struct resp_ctx *c)
 {
 	count_nak(c->q, c->nak);
 	if (rc_svc(c->q)->acked)
-		droce_rc_send_ack(c->env, c->q,
-				  droce_aeth_syndrome_make(DROCE_AETH_NAK, c->nak), c->pkt->psn);
+		droce_rc_send_ack(c->env, c->q, droce_aeth_syndrome_make(DROCE_AETH_NAK, c->nak),
+				  c->pkt->psn);
 	rwqe_fail(c);
 	c->err = -EIO;
 	return RC_RESP_DONE;
@@ -234,8 +234,7 @@ static enum rc_resp_state resp_err_class_b_rnr(struct resp_ctx *c)
 		return RC_RESP_ERR_CLASS_D;
 	}
 	q->stats.send_rnr_err++;
-	droce_rc_send_ack(c->env, q,
-			  droce_aeth_syndrome_make(DROCE_AETH_RNR_NAK, q->min_rnr_timer),
+	droce_rc_send_ack(c->env, q, droce_aeth_syndrome_make(DROCE_AETH_RNR_NAK, q->min_rnr_timer),
 			  c->pkt->psn);
 	c->err = -ENOBUFS;
 	return RC_RESP_DONE;
@@ -253,8 +252,8 @@ static enum rc_resp_state resp_err_class_c(struct resp_ctx *c)
 		return RC_RESP_ERR_CLASS_D;
 	if (c->wqe_fails) {
 		count_nak(c->q, c->nak);
-		droce_rc_send_ack(c->env, c->q,
-				  droce_aeth_syndrome_make(DROCE_AETH_NAK, c->nak), c->pkt->psn);
+		droce_rc_send_ack(c->env, c->q, droce_aeth_syndrome_make(DROCE_AETH_NAK, c->nak),
+				  c->pkt->psn);
 		rwqe_fail(c);
 	} else {
 		resp_fatal(c->env, c->q, c->nak, c->pkt->psn, c->ev);
@@ -468,14 +467,13 @@ static enum rc_resp_state check_atomic(struct resp_ctx *c)
 {
 	struct droce_tqp *q = c->q;
 	const struct droce_hdr_fields *f = c->f;
-	void *host = NULL;
 
 	q->stats.rx_atomic_requests++;
 	if (!(q->access & IBV_ACCESS_REMOTE_ATOMIC) ||
 	    droce_mr_check_remote(c->env->keys, f->atmeth.rkey, q->pd, q->qpn, f->atmeth.va, 8,
-				  DROCE_ACCESS_REMOTE_ATOMIC, &host) != DROCE_MR_OK)
+				  DROCE_ACCESS_REMOTE_ATOMIC, &c->atomic_host) != DROCE_MR_OK)
 		return class_c(c, DROCE_NAK_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR);
-	if (droce_mr_check_atomic(f->atmeth.va, host) != DROCE_MR_OK)
+	if (droce_mr_check_atomic(f->atmeth.va, c->atomic_host) != DROCE_MR_OK)
 		return class_c(c, DROCE_NAK_INVALID_REQ, IBV_EVENT_QP_REQ_ERR);
 	return RC_RESP_CHECK_RESOURCE;
 }
@@ -545,7 +543,6 @@ static enum rc_resp_state resp_check_resource(struct resp_ctx *c)
 	return RC_RESP_EXECUTE;
 }
 
-
 /* EXECUTE a SEND packet: its bytes into the receive WQE, the completion at its last. */
 static enum rc_resp_state exec_send(struct resp_ctx *c)
 {
@@ -557,8 +554,8 @@ static enum rc_resp_state exec_send(struct resp_ctx *c)
 	uint32_t imm = 0;
 
 	if (pkt->payload_len > 0 &&
-	    droce_sge_scatter(c->env, q->pd, rwqe_sge(resp), resp->rwqe.hdr.num_sge,
-			      resp->msg_off, c->m, pkt->payload_off, pkt->payload_len) != 0)
+	    droce_sge_scatter(c->env, q->pd, rwqe_sge(resp), resp->rwqe.hdr.num_sge, resp->msg_off,
+			      c->m, pkt->payload_off, pkt->payload_len) != 0)
 		return class_a(c, IBV_WC_LOC_PROT_ERR);
 	resp->msg_off += pkt->payload_len;
 	q->rq_psn = rc_psn_add(pkt->psn, 1);
@@ -654,15 +651,9 @@ static enum rc_resp_state exec_atomic(struct resp_ctx *c)
 	const struct droce_hdr_fields *f = c->f;
 	struct droce_tqp *q = c->q;
 	struct rc_responder *resp = c->resp;
-	void *host = NULL;
+	uint64_t *p = c->atomic_host, orig; /* checked in CHECK_ACCESS, this pass */
 	struct rc_res *r;
-	uint64_t *p, orig;
 
-	/* checked in CHECK_ACCESS; looked up again for the pointer, valid in this pass */
-	if (droce_mr_check_remote(c->env->keys, f->atmeth.rkey, q->pd, q->qpn, f->atmeth.va, 8,
-				  DROCE_ACCESS_REMOTE_ATOMIC, &host) != DROCE_MR_OK)
-		return class_c(c, DROCE_NAK_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR);
-	p = host;
 	if (pkt->opcode == DROCE_OP_RC_CMP_SWAP) {
 		orig = f->atmeth.compare;
 		/* on failure orig receives the current value; on success it was compare */
@@ -737,59 +728,55 @@ int droce_rc_resp_recv(const struct droce_transport_env *env, struct droce_tqp *
 		       struct rte_mbuf *m, const struct droce_pkt *pkt,
 		       const struct droce_hdr_fields *f)
 {
-	struct resp_ctx c = {
-		.env = env, .q = q, .resp = &q->rc->resp, .m = m, .pkt = pkt, .f = f};
-	enum rc_resp_state s = RC_RESP_CHECK_PSN, last = s;
+	struct resp_ctx c = {.env = env, .q = q, .resp = &q->rc->resp, .m = m, .pkt = pkt, .f = f};
+	enum rc_resp_state s = RC_RESP_CHECK_PSN;
 
 	for (;;) {
-		enum rc_resp_state next;
-
+		/* the state in progress, then the outcome: the last state before DONE */
+		if (s != RC_RESP_DONE)
+			c.resp->outcome = (uint8_t)s;
 		switch (s) {
 		case RC_RESP_CHECK_PSN:
-			next = resp_check_psn(&c);
+			s = resp_check_psn(&c);
 			break;
 		case RC_RESP_CHECK_OP_SEQ:
-			next = resp_check_op_seq(&c);
+			s = resp_check_op_seq(&c);
 			break;
 		case RC_RESP_CHECK_ACCESS:
-			next = resp_check_access(&c);
+			s = resp_check_access(&c);
 			break;
 		case RC_RESP_CHECK_RESOURCE:
-			next = resp_check_resource(&c);
+			s = resp_check_resource(&c);
 			break;
 		case RC_RESP_EXECUTE:
-			next = resp_execute(&c);
+			s = resp_execute(&c);
 			break;
 		case RC_RESP_ACKNOWLEDGE:
-			next = resp_acknowledge(&c);
+			s = resp_acknowledge(&c);
 			break;
 		case RC_RESP_DUPLICATE:
-			next = resp_duplicate(&c);
+			s = resp_duplicate(&c);
 			break;
 		case RC_RESP_ERR_CLASS_A:
-			next = resp_err_class_a(&c);
+			s = resp_err_class_a(&c);
 			break;
 		case RC_RESP_ERR_CLASS_B_PSN:
-			next = resp_err_class_b_psn(&c);
+			s = resp_err_class_b_psn(&c);
 			break;
 		case RC_RESP_ERR_CLASS_B_RNR:
-			next = resp_err_class_b_rnr(&c);
+			s = resp_err_class_b_rnr(&c);
 			break;
 		case RC_RESP_ERR_CLASS_C:
-			next = resp_err_class_c(&c);
+			s = resp_err_class_c(&c);
 			break;
 		case RC_RESP_ERR_CLASS_D:
-			next = resp_err_class_d(&c);
+			s = resp_err_class_d(&c);
 			break;
 		case RC_RESP_DONE:
 		default:
-			/* the Error state reset the responder: its outcome is still worth seeing */
-			q->rc->resp.outcome = (uint8_t)last;
 			rte_pktmbuf_free(m);
 			return c.err;
 		}
-		last = s;
-		s = next;
 	}
 }
 

@@ -102,8 +102,7 @@ int droce_sge_scatter_buf(const struct droce_transport_env *env, uint32_t pd,
 {
 	const uint8_t *p = src;
 
-	return sge_walk(env, pd, sge, num_sge, 0, len, DROCE_ACCESS_LOCAL_WRITE, move_from_buf,
-			&p);
+	return sge_walk(env, pd, sge, num_sge, 0, len, DROCE_ACCESS_LOCAL_WRITE, move_from_buf, &p);
 }
 
 int droce_sge_scatter(const struct droce_transport_env *env, uint32_t pd,

@@ -236,7 +236,7 @@ static int rc_recv(const struct droce_transport_env *env, struct droce_tqp *q, s
 		return -EPROTO;
 	}
 	droce_pkt_fields_mbuf(pkt, m, &f);
-	/* a P_Key that does not match the QP's, base key compared (IBTA 9.6, 10.9) */
+	/* a P_Key that does not match the QP's, base key compared (IBTA 9.6) */
 	if (unlikely((f.pkey & 0x7fff) != (q->pkey & 0x7fff))) {
 		q->stats.pkey_violations++;
 		rte_pktmbuf_free(m);
