@@ -625,13 +625,11 @@ static void comp_run(struct comp_ctx *c, enum rc_comp_state s)
 	}
 }
 
-void droce_rc_comp_timer_events(const struct droce_transport_env *env, struct droce_tqp *q)
+void droce_rc_comp_timer_events_run(const struct droce_transport_env *env, struct droce_tqp *q)
 {
 	struct rc_completer *comp = &q->rc->comp;
 	uint8_t ev = comp->events;
 
-	if (likely(ev == 0))
-		return;
 	comp->events = 0;
 	if (q->state != IBV_QPS_RTS && q->state != IBV_QPS_SQD)
 		return;
@@ -658,7 +656,7 @@ int droce_rc_comp_recv(const struct droce_transport_env *env, struct droce_tqp *
 	return 0;
 }
 
-void droce_rc_comp_run(const struct droce_transport_env *env, struct droce_tqp *q)
+void droce_rc_comp_run_step(const struct droce_transport_env *env, struct droce_tqp *q)
 {
 	comp_advance(env, q);
 	if (rc_svc(q)->retried && (q->state == IBV_QPS_RTS || q->state == IBV_QPS_SQD))

@@ -45,11 +45,6 @@ struct rc_service {
 
 extern const struct rc_service droce_rc_services[2];
 
-static inline const struct rc_service *rc_svc(const struct droce_tqp *q)
-{
-	return &droce_rc_services[q->type == IBV_QPT_UC];
-}
-
 static inline bool op_is_rd_atomic(uint8_t op)
 {
 	return op == DROCE_WQE_READ || op == DROCE_WQE_CMP_SWAP || op == DROCE_WQE_FETCH_ADD;
@@ -193,10 +188,17 @@ struct rc_responder {
 
 struct droce_rc {
 	struct droce_tqp *q;
+	const struct rc_service *svc; /**< the row of droce_rc_services for the QP's type */
 	struct rc_requester req;
 	struct rc_completer comp;
 	struct rc_responder resp;
 };
+
+/* What the QP's service does (the UC/RC table, rc_qp.c). */
+static inline const struct rc_service *rc_svc(const struct droce_tqp *q)
+{
+	return q->rc->svc;
+}
 
 /* PSN arithmetic modulo 2^24 (IBTA 9.7.1): <0, 0, >0 as psn is before, at or after ref. */
 static inline int32_t rc_psn_cmp(uint32_t psn, uint32_t ref)
@@ -312,10 +314,27 @@ extern const char *const droce_rc_comp_state_names[RC_COMP_STATE_COUNT];
 int droce_rc_comp_recv(const struct droce_transport_env *env, struct droce_tqp *q,
 		       struct rte_mbuf *m, const struct droce_pkt *pkt,
 		       const struct droce_hdr_fields *f);
-/** The completer's step after a requester pass: timer events, completions, the timer. */
-void droce_rc_comp_run(const struct droce_transport_env *env, struct droce_tqp *q);
+void droce_rc_comp_run_step(const struct droce_transport_env *env, struct droce_tqp *q);
+/** The completer's step after a requester pass: completions, the retransmission timer. */
+static inline void droce_rc_comp_run(const struct droce_transport_env *env, struct droce_tqp *q)
+{
+	const struct droce_rc *rc = q->rc;
+
+	/* idle: nothing to complete and, on RC, nothing outstanding and no timer running */
+	if (likely(rc->comp.comp_idx == rc->req.req_idx &&
+		   (!rc->svc->retried || (rc->comp.una == rc->req.sent_hi &&
+					  !droce_timer_is_armed(&rc->comp.retry_timer)))))
+		return;
+	droce_rc_comp_run_step(env, q);
+}
+void droce_rc_comp_timer_events_run(const struct droce_transport_env *env, struct droce_tqp *q);
 /** Timer events first (before the requester follows a go-back they ask for). */
-void droce_rc_comp_timer_events(const struct droce_transport_env *env, struct droce_tqp *q);
+static inline void droce_rc_comp_timer_events(const struct droce_transport_env *env,
+					      struct droce_tqp *q)
+{
+	if (unlikely(q->rc->comp.events != 0))
+		droce_rc_comp_timer_events_run(env, q);
+}
 /** A timer callback: only marks the event (no environment there). */
 void droce_rc_timer_fired(struct droce_tqp *q, uint32_t id);
 

@@ -57,6 +57,7 @@ int droce_rc_init(struct droce_tqp *q)
 		return -ENOMEM;
 	}
 	rc->q = q;
+	rc->svc = &droce_rc_services[q->type == IBV_QPT_UC];
 	/* without it the QP copies every payload: not a reason to refuse the QP */
 	req->zc = droce_zc_create(req->size);
 	droce_timer_init(&rc->comp.retry_timer, DROCE_RC_TIMER_RETRY);

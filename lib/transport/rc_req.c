@@ -492,14 +492,13 @@ static enum rc_req_state req_advance(struct req_ctx *c)
 	return RC_REQ_GET_WQE;
 }
 
-int droce_rc_req_send(const struct droce_transport_env *env, struct droce_tqp *q, int budget)
+/* The requester's state machine, from GET_WQE (or ERROR: the ring is broken). */
+static __rte_noinline int req_run(const struct droce_transport_env *env, struct droce_tqp *q,
+				  int budget, int err)
 {
-	struct req_ctx c = {.env = env, .q = q, .rc = q->rc, .budget = budget};
-	enum rc_req_state s = RC_REQ_GET_WQE;
+	struct req_ctx c = {.env = env, .q = q, .rc = q->rc, .budget = budget, .err = err};
+	enum rc_req_state s = err != 0 ? RC_REQ_ERROR : RC_REQ_GET_WQE;
 
-	c.err = shadow_fill(q);
-	if (unlikely(c.err != 0))
-		s = RC_REQ_ERROR;
 	for (;;) {
 		switch (s) {
 		case RC_REQ_GET_WQE:
@@ -530,6 +529,23 @@ int droce_rc_req_send(const struct droce_transport_env *env, struct droce_tqp *q
 			return c.sent;
 		}
 	}
+}
+
+int droce_rc_req_send(const struct droce_transport_env *env, struct droce_tqp *q, int budget)
+{
+	struct droce_rc *rc = q->rc;
+	int err = shadow_fill(q);
+
+	/*
+	 * Most passes of a polling lcore find nothing new and nothing asked back by the
+	 * completer: GET_WQE would end the pass at once (cur is never behind comp_idx then).
+	 */
+	if (likely(err == 0 && rc->req.cur == rc->req.req_idx &&
+		   rc->req.go_back_seen == rc->comp.go_back)) {
+		rc->req.wait = RC_REQ_WAIT_NONE;
+		return 0;
+	}
+	return req_run(env, q, budget, err);
 }
 
 /* SQD: no message half sent and, on RC, every PSN sent acknowledged. */

@@ -192,6 +192,7 @@ static enum rc_resp_state class_a(struct resp_ctx *c, enum ibv_wc_status st)
  */
 static enum rc_resp_state resp_err_class_a(struct resp_ctx *c)
 {
+	c->resp->outcome = (uint8_t)RC_RESP_ERR_CLASS_A;
 	count_nak(c->q, c->nak);
 	if (rc_svc(c->q)->acked)
 		droce_rc_send_ack(c->env, c->q, droce_aeth_syndrome_make(DROCE_AETH_NAK, c->nak),
@@ -210,6 +211,7 @@ static enum rc_resp_state resp_err_class_b_psn(struct resp_ctx *c)
 {
 	struct droce_tqp *q = c->q;
 
+	c->resp->outcome = (uint8_t)RC_RESP_ERR_CLASS_B_PSN;
 	if (!c->resp->nak_seq_sent) {
 		c->resp->nak_seq_sent = true;
 		q->stats.out_of_sequence++;
@@ -229,6 +231,7 @@ static enum rc_resp_state resp_err_class_b_rnr(struct resp_ctx *c)
 {
 	struct droce_tqp *q = c->q;
 
+	c->resp->outcome = (uint8_t)RC_RESP_ERR_CLASS_B_RNR;
 	if (!rc_svc(q)->acked) {
 		c->no_buffer = true;
 		return RC_RESP_ERR_CLASS_D;
@@ -248,6 +251,7 @@ static enum rc_resp_state resp_err_class_b_rnr(struct resp_ctx *c)
  */
 static enum rc_resp_state resp_err_class_c(struct resp_ctx *c)
 {
+	c->resp->outcome = (uint8_t)RC_RESP_ERR_CLASS_C;
 	if (!rc_svc(c->q)->naks)
 		return RC_RESP_ERR_CLASS_D;
 	if (c->wqe_fails) {
@@ -271,6 +275,7 @@ static enum rc_resp_state resp_err_class_d(struct resp_ctx *c)
 {
 	struct droce_tqp *q = c->q;
 
+	c->resp->outcome = (uint8_t)RC_RESP_ERR_CLASS_D;
 	if (c->no_buffer)
 		q->stats.out_of_buffer++;
 	else
@@ -697,6 +702,7 @@ static enum rc_resp_state resp_execute(struct resp_ctx *c)
  */
 static enum rc_resp_state resp_acknowledge(struct resp_ctx *c)
 {
+	c->resp->outcome = (uint8_t)RC_RESP_ACKNOWLEDGE;
 	if (rc_svc(c->q)->acked && c->f->ackreq &&
 	    !(c->pkt->mask & (DROCE_OPM_READ | DROCE_OPM_ATOMIC))) {
 		c->resp->ack_pending = true;
@@ -712,6 +718,7 @@ static enum rc_resp_state resp_acknowledge(struct resp_ctx *c)
  */
 static enum rc_resp_state resp_duplicate(struct resp_ctx *c)
 {
+	c->resp->outcome = (uint8_t)RC_RESP_DUPLICATE;
 	if (rc_svc(c->q)->go_back)
 		duplicate(c->q, c->pkt);
 	else
@@ -728,13 +735,21 @@ int droce_rc_resp_recv(const struct droce_transport_env *env, struct droce_tqp *
 		       struct rte_mbuf *m, const struct droce_pkt *pkt,
 		       const struct droce_hdr_fields *f)
 {
-	struct resp_ctx c = {.env = env, .q = q, .resp = &q->rc->resp, .m = m, .pkt = pkt, .f = f};
 	enum rc_resp_state s = RC_RESP_CHECK_PSN;
+	struct resp_ctx c;
+
+	/* what every path reads; an error's details are written by the state that finds it */
+	c.env = env;
+	c.q = q;
+	c.resp = &q->rc->resp;
+	c.m = m;
+	c.pkt = pkt;
+	c.f = f;
+	c.err = 0;
+	c.wqe_fails = false;
+	c.no_buffer = false;
 
 	for (;;) {
-		/* the state in progress, then the outcome: the last state before DONE */
-		if (s != RC_RESP_DONE)
-			c.resp->outcome = (uint8_t)s;
 		switch (s) {
 		case RC_RESP_CHECK_PSN:
 			s = resp_check_psn(&c);

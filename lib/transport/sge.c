@@ -18,9 +18,10 @@ typedef int (*sge_move_fn)(void *ctx, void *host, uint32_t n);
  * checked for @p access (0: a valid key is enough to read) and handed to @p move.
  * 0, -EACCES (a key check failed), -EMSGSIZE (the SGEs end first) or what @p move returned.
  */
-static int sge_walk(const struct droce_transport_env *env, uint32_t pd, const struct droce_sge *sge,
-		    uint32_t num_sge, uint32_t offset, uint32_t len, uint32_t access,
-		    sge_move_fn move, void *ctx)
+static __rte_always_inline int sge_walk(const struct droce_transport_env *env, uint32_t pd,
+					const struct droce_sge *sge, uint32_t num_sge,
+					uint32_t offset, uint32_t len, uint32_t access,
+					sge_move_fn move, void *ctx)
 {
 	uint32_t i;
 

@@ -50,11 +50,19 @@ Test(transport_state_names, responder_states_name_the_error_classes)
 Test(transport_state_names, uc_skips_what_the_table_says)
 {
 	const struct rc_service *rc = &droce_rc_services[0], *uc = &droce_rc_services[1];
-	struct droce_tqp q = {.type = IBV_QPT_UC};
+	struct droce_tqp q;
 
+	memset(&q, 0, sizeof(q));
+	q.sq.size = 1;
+	q.sq.slot_size = 64;
+	q.type = IBV_QPT_UC;
+	cr_assert_eq(droce_rc_init(&q), 0);
 	cr_expect_eq(rc_svc(&q), uc, "a UC QP reads the UC row");
+	droce_rc_fini(NULL, &q);
 	q.type = IBV_QPT_RC;
+	cr_assert_eq(droce_rc_init(&q), 0);
 	cr_expect_eq(rc_svc(&q), rc, "an RC QP reads the RC row");
+	droce_rc_fini(NULL, &q);
 	cr_expect(rc->acked && rc->retried && rc->go_back && rc->naks, "RC does all of it");
 	cr_expect_not(uc->acked, "UC: no ACK, no READ or atomic response");
 	cr_expect_not(uc->retried, "UC: no retransmission");
