@@ -283,7 +283,7 @@ enum rc_resp_state {
 	RC_RESP_STATE_COUNT
 };
 extern const char *const droce_rc_resp_state_names[RC_RESP_STATE_COUNT];
-/** The last outcome of the responder: the final state before DONE (for traces and tests). */
+/** The last request's outcome: ACKNOWLEDGE, DUPLICATE or an ERR_CLASS_* state. */
 enum rc_resp_state droce_rc_resp_last_outcome(const struct droce_tqp *q);
 /** A request packet (decoded once by the dispatcher, @p f its fields). Consumes @p m. */
 int droce_rc_resp_recv(const struct droce_transport_env *env, struct droce_tqp *q,
