@@ -334,8 +334,8 @@ static int server_connect(struct server *s)
 	s->tqp.scq = &s->tcq;
 	s->tqp.rcq = &s->tcq;
 	s->tqp.user = s->qp;
-	droce_tqp_modify(&s->tqp, &a, RTR_MASK, IBV_QPS_RTR);
-	droce_tqp_modify(&s->tqp, &a, RTS_MASK, IBV_QPS_RTS);
+	droce_tqp_modify(&s->env, &s->tqp, &a, RTR_MASK, IBV_QPS_RTR);
+	droce_tqp_modify(&s->env, &s->tqp, &a, RTS_MASK, IBV_QPS_RTS);
 	return 0;
 }
 

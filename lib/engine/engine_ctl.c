@@ -215,7 +215,7 @@ static int apply_lcore(struct engine_lcore *lc, struct engine_cmd *c)
 		/* RESET zeroes the QP's counters: the port's sums keep what they held */
 		if (c->state == IBV_QPS_RESET)
 			engine_counters_retire(q);
-		droce_tqp_modify(&q->tqp, c->attr, c->mask, c->state);
+		droce_tqp_modify(&q->pq->env, &q->tqp, c->attr, c->mask, c->state);
 		/* the QP stayed in the Error state the engine had moved it to: the modify
 		 * bumped the verbs side's generation, so publish the error again */
 		if (q->tqp.state == IBV_QPS_ERR && c->state != IBV_QPS_ERR)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * Hierarchical timer wheel: the retransmission, RNR and ACK-coalescing timers of the QPs an
+ * Hierarchical timer wheel: the retransmission and RNR timers of the QPs an
  * engine lcore owns.
  *
  * Time is a 64-bit tick count the caller passes in (the engine passes TSC ticks); the wheel

@@ -264,9 +264,13 @@ int droce_tqp_init(struct droce_tqp *q, uint32_t qpn, enum ibv_qp_type type, uin
 /** Release what droce_tqp_init() allocated and cancel the QP's timers. */
 void droce_tqp_fini(const struct droce_transport_env *env, struct droce_tqp *q);
 
-/** Apply a modify: the new state and the attributes named in @p mask. */
-void droce_tqp_modify(struct droce_tqp *q, const struct ibv_qp_attr *attr, int mask,
-		      enum ibv_qp_state state);
+/**
+ * Apply a modify: the new state and the attributes named in @p mask. @p env is the QP's
+ * environment (its timers are cancelled on the wheel it names, a move to Error completes
+ * through it); NULL only for a QP that never ran.
+ */
+void droce_tqp_modify(const struct droce_transport_env *env, struct droce_tqp *q,
+		      const struct ibv_qp_attr *attr, int mask, enum ibv_qp_state state);
 
 /** The completion opcode of a send WQE's operation (enum droce_wqe_op). */
 enum ibv_wc_opcode droce_wqe_wc_opcode(uint8_t op);

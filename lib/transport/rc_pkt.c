@@ -91,7 +91,7 @@ int droce_rc_send_ack(const struct droce_transport_env *env, struct droce_tqp *q
 	f.dqpn = q->dest_qpn;
 	f.psn = psn;
 	f.aeth.syndrome = syndrome;
-	f.aeth.msn = q->rc->msn;
+	f.aeth.msn = q->rc->resp.msn;
 	m = droce_rc_frame(env, &a, &f, 0, &payload);
 	if (m == NULL)
 		return -ENOBUFS;

@@ -5,6 +5,10 @@
  * PSNs, and segmented by the path MTU into FIRST/MIDDLE/LAST/ONLY packets.
  * The requester walks ahead of the ring's consumer index; the completer
  * releases slots as WQEs complete, in order.
+ *
+ * A state machine (doc/transport.md draws it): GET_WQE, CHECK_WQE, LOCAL_OP,
+ * SEND_PKT, ADVANCE, and WAIT with its reason (enum rc_req_wait). It follows
+ * the completer's requests (go back, RNR wait) and never calls it.
  */
 #include <errno.h>
 #include <string.h>
@@ -25,16 +29,6 @@ static const int8_t wr_op[DROCE_WQE_OP_COUNT] = {
 	[DROCE_WQE_BIND_MW] = -1,
 };
 
-static bool op_is_rd_atomic(uint8_t op)
-{
-	return op == DROCE_WQE_READ || op == DROCE_WQE_CMP_SWAP || op == DROCE_WQE_FETCH_ADD;
-}
-
-static enum droce_qp_service qp_svc(const struct droce_tqp *q)
-{
-	return q->type == IBV_QPT_RC ? DROCE_SVC_RC : DROCE_SVC_UC;
-}
-
 /* Check a WQE copy: IBV_WC_SUCCESS or the status it completes with. Sets npkts. */
 static enum ibv_wc_status wqe_check(const struct droce_tqp *q, struct rc_wqe *w)
 {
@@ -49,7 +43,7 @@ static enum ibv_wc_status wqe_check(const struct droce_tqp *q, struct rc_wqe *w)
 		return IBV_WC_LOC_QP_OP_ERR;
 	if (wr_op[h->op] < 0)
 		return IBV_WC_SUCCESS; /* local operation: no packet */
-	if (droce_wr_opcode((enum droce_wr_op)wr_op[h->op], qp_svc(q), DROCE_POS_ONLY) ==
+	if (droce_wr_opcode((enum droce_wr_op)wr_op[h->op], rc_svc(q)->svc, DROCE_POS_ONLY) ==
 	    DROCE_OP_NONE)
 		return IBV_WC_LOC_QP_OP_ERR; /* not an operation of this service */
 	if (q->path_mtu < IBV_MTU_256 || q->path_mtu > IBV_MTU_4096)
@@ -85,29 +79,30 @@ static enum ibv_wc_status wqe_check(const struct droce_tqp *q, struct rc_wqe *w)
 static int shadow_fill(struct droce_tqp *q)
 {
 	struct droce_rc *rc = q->rc;
+	struct rc_requester *req = &rc->req;
 	int avail = droce_ring_cons_avail(&q->sq);
 
 	if (avail < 0)
 		return avail;
-	while (rc->req_idx - rc->comp_idx < (uint32_t)avail) {
-		struct rc_wqe *w = rc_wqe_at(rc, rc->req_idx);
-		uint8_t *copy = rc->copies + (size_t)(rc->req_idx & rc->mask) * rc->slot_size;
+	while (req->req_idx - rc->comp.comp_idx < (uint32_t)avail) {
+		struct rc_wqe *w = rc_wqe_at(rc, req->req_idx);
+		uint8_t *copy = req->copies + (size_t)(req->req_idx & req->mask) * req->slot_size;
 		enum ibv_wc_status st;
 
 		/* never trust the slot after this copy: the application may write it */
-		memcpy(copy, droce_ring_cons_slot(&q->sq, rc->req_idx - rc->comp_idx),
-		       rc->slot_size);
+		memcpy(copy, droce_ring_cons_slot(&q->sq, req->req_idx - rc->comp.comp_idx),
+		       req->slot_size);
 		memset(w, 0, sizeof(*w));
 		w->hdr = (const struct droce_send_wqe *)copy;
 		st = wqe_check(q, w);
 		if (st != IBV_WC_SUCCESS) {
-			w->failed = true;
-			w->status = (uint8_t)st;
+			w->req_failed = true;
+			w->req_status = (uint8_t)st;
 			w->npkts = 0;
 		}
 		w->first_psn = q->sq_psn;
 		q->sq_psn = rc_psn_add(q->sq_psn, w->npkts);
-		rc->req_idx++;
+		req->req_idx++;
 	}
 	return 0;
 }
@@ -121,8 +116,8 @@ static void local_op(const struct droce_transport_env *env, struct droce_tqp *q,
 	if (h->op == DROCE_WQE_LOCAL_INV) {
 		rc = droce_mr_invalidate_local(env->keys, h->imm, q->pd);
 		if (rc != 0) {
-			w->failed = true;
-			w->status = IBV_WC_LOC_PROT_ERR;
+			w->req_failed = true;
+			w->req_status = IBV_WC_LOC_PROT_ERR;
 		}
 	} else {
 		struct droce_mw_bind_info b = {
@@ -139,11 +134,11 @@ static void local_op(const struct droce_transport_env *env, struct droce_tqp *q,
 			rc = droce_mw_bind_type2(env->keys, h->u.bind.mw_handle, q->pd, q->qpn,
 						 h->u.bind.new_rkey, &b);
 		if (rc != 0) {
-			w->failed = true;
-			w->status = IBV_WC_MW_BIND_ERR;
+			w->req_failed = true;
+			w->req_status = IBV_WC_MW_BIND_ERR;
 		}
 	}
-	w->done = !w->failed;
+	w->req_done = !w->req_failed;
 }
 
 static enum droce_msg_pos pkt_pos(uint32_t k, uint32_t n)
@@ -192,7 +187,7 @@ static void pkt_fields(const struct droce_tqp *q, const struct rc_wqe *w, uint32
 	default:
 		break;
 	}
-	f->opcode = droce_wr_opcode((enum droce_wr_op)wr_op[h->op], qp_svc(q), pos);
+	f->opcode = droce_wr_opcode((enum droce_wr_op)wr_op[h->op], rc_svc(q)->svc, pos);
 	*len = h->length - off < pmtu ? h->length - off : pmtu;
 	if (pos == DROCE_POS_FIRST || pos == DROCE_POS_ONLY) {
 		f->reth.va = h->u.rdma.remote_addr;
@@ -205,7 +200,7 @@ static void pkt_fields(const struct droce_tqp *q, const struct rc_wqe *w, uint32
 		f->se = (h->flags & DROCE_WQE_SOLICITED) != 0;
 	}
 	/* AckReq on the last packet of a message, and now and then in long ones */
-	f->ackreq = q->type == IBV_QPT_RC &&
+	f->ackreq = rc_svc(q)->acked &&
 		    (last || k % DROCE_RC_ACKREQ_EVERY == DROCE_RC_ACKREQ_EVERY - 1);
 }
 
@@ -223,7 +218,7 @@ static int zc_send(const struct droce_transport_env *env, struct droce_tqp *q, s
 	struct rte_mbuf *m;
 	int n;
 
-	if (len < env->zero_copy_min || (h->flags & DROCE_WQE_INLINE) || rc->zc == NULL) {
+	if (len < env->zero_copy_min || (h->flags & DROCE_WQE_INLINE) || rc->req.zc == NULL) {
 		q->stats.zc_copied++;
 		return -ENOTSUP;
 	}
@@ -235,7 +230,8 @@ static int zc_send(const struct droce_transport_env *env, struct droce_tqp *q, s
 	}
 	if (n < 0)
 		return -EACCES;
-	m = droce_zc_frame(env, a, f, len, p, (unsigned int)n, rc->zc, (uint32_t)(w - rc->wqe));
+	m = droce_zc_frame(env, a, f, len, p, (unsigned int)n, rc->req.zc,
+			   (uint32_t)(w - rc->req.wqe));
 	if (m == NULL)
 		return -EAGAIN;
 	q->stats.zc_frames++;
@@ -269,7 +265,7 @@ static int send_pkt(const struct droce_transport_env *env, struct droce_tqp *q, 
 		q->stats.neigh_drop++; /* nothing is built: it would be dropped at once */
 		goto sent;
 	}
-	if (len > 0 && env->zero_copy_min != 0 && q->type == IBV_QPT_RC) {
+	if (len > 0 && env->zero_copy_min != 0 && rc_svc(q)->zero_copy) {
 		int zc = zc_send(env, q, w, k, &a, &f, len);
 
 		if (zc != -ENOTSUP) {
@@ -287,8 +283,8 @@ static int send_pkt(const struct droce_transport_env *env, struct droce_tqp *q, 
 		if (h->flags & DROCE_WQE_INLINE)
 			memcpy(payload, (const uint8_t *)(h + 1) + off, len);
 		else
-			rc = droce_sge_gather_at(env, q->pd, (const struct droce_sge *)(h + 1),
-						 h->num_sge, off, payload, len);
+			rc = droce_sge_gather(env, q->pd, (const struct droce_sge *)(h + 1),
+					      h->num_sge, off, payload, len);
 		if (rc != 0) {
 			rte_pktmbuf_free(m);
 			return -EACCES;
@@ -299,109 +295,257 @@ static int send_pkt(const struct droce_transport_env *env, struct droce_tqp *q, 
 sent:
 	/* a READ request stands for every PSN of its response */
 	hi = h->op == DROCE_WQE_READ ? rc_psn_add(w->first_psn, w->npkts) : rc_psn_add(f.psn, 1);
-	if (rc_psn_cmp(hi, q->rc->sent_hi) > 0)
-		q->rc->sent_hi = hi;
+	if (rc_psn_cmp(hi, q->rc->req.sent_hi) > 0)
+		q->rc->req.sent_hi = hi;
 	return 0;
 }
 
-/* Go back N: send again from @p psn (sequence NAK, RNR NAK, timeout, implied NAK). */
-void droce_rc_go_back(struct droce_tqp *q, uint32_t psn)
+const char *const droce_rc_req_state_names[RC_REQ_STATE_COUNT] = {
+	[RC_REQ_GET_WQE] = "GET_WQE",   [RC_REQ_CHECK_WQE] = "CHECK_WQE",
+	[RC_REQ_LOCAL_OP] = "LOCAL_OP", [RC_REQ_SEND_PKT] = "SEND_PKT",
+	[RC_REQ_ADVANCE] = "ADVANCE",   [RC_REQ_WAIT] = "WAIT",
+	[RC_REQ_ERROR] = "ERROR",       [RC_REQ_DONE] = "DONE",
+};
+
+const char *const droce_rc_req_wait_names[RC_REQ_WAIT_COUNT] = {
+	[RC_REQ_WAIT_NONE] = "NONE",         [RC_REQ_WAIT_BUDGET] = "BUDGET",
+	[RC_REQ_WAIT_STATE] = "STATE",       [RC_REQ_WAIT_RNR] = "RNR",
+	[RC_REQ_WAIT_FENCE] = "FENCE",       [RC_REQ_WAIT_RD_ATOMIC] = "RD_ATOMIC",
+	[RC_REQ_WAIT_WINDOW] = "WINDOW",     [RC_REQ_WAIT_SQD] = "SQD",
+	[RC_REQ_WAIT_RESOURCE] = "RESOURCE", [RC_REQ_WAIT_FAILED] = "FAILED",
+};
+
+/* One pass of the requester: what its states share. */
+struct req_ctx {
+	const struct droce_transport_env *env;
+	struct droce_tqp *q;
+	struct droce_rc *rc;
+	struct rc_wqe *w; /**< the WQE at cur */
+	int budget;
+	int sent;
+	int err;
+	enum rc_req_wait wait;
+};
+
+/* The requester fails the WQE at cur; the completer completes it once it reaches the head. */
+static void req_fail(struct rc_wqe *w, enum ibv_wc_status st)
 {
-	struct droce_rc *rc = q->rc;
-	uint32_t i;
+	w->req_failed = true;
+	w->req_status = (uint8_t)st;
+}
 
-	for (i = rc->comp_idx; i != rc->req_idx; i++) {
-		struct rc_wqe *w = rc_wqe_at(rc, i);
+/*
+ * Follow the completer: a go-back-N request it made (IBTA 9.7.5.2: sequence NAK, RNR NAK,
+ * timeout, implied NAK) moves cur back; WQEs it completed meanwhile are passed over.
+ */
+static void req_follow_completer(struct droce_rc *rc)
+{
+	struct rc_requester *req = &rc->req;
 
-		if (w->done || w->npkts == 0 ||
-		    rc_psn_cmp(psn, rc_psn_add(w->first_psn, w->npkts)) >= 0)
-			continue;
-		rc->cur = i;
-		rc->cur_pkt = rc_psn_cmp(psn, w->first_psn) > 0
-				      ? (psn - w->first_psn) & DROCE_PSN_MASK
-				      : 0;
-		/* a READ restarts from its first response packet not yet placed */
-		if (w->hdr->op == DROCE_WQE_READ)
-			rc->cur_pkt = w->acked_pkts;
-		q->stats.completer_retry_err++;
-		return;
+	if (unlikely(req->go_back_seen != rc->comp.go_back)) {
+		req->go_back_seen = rc->comp.go_back;
+		req->cur = rc->comp.go_back_idx;
+		req->cur_pkt = rc->comp.go_back_pkt;
+	}
+	if (unlikely((int32_t)(req->cur - rc->comp.comp_idx) < 0)) {
+		req->cur = rc->comp.comp_idx;
+		req->cur_pkt = 0;
+	}
+}
+
+/* GET_WQE: the WQE to send from, or why there is none. */
+static enum rc_req_state req_get_wqe(struct req_ctx *c)
+{
+	struct droce_rc *rc = c->rc;
+	struct rc_requester *req = &rc->req;
+
+	req_follow_completer(rc);
+	/* what the completer finished is never sent again (an ACK or response overtook it) */
+	while (req->cur != req->req_idx && rc_wqe_done(rc_wqe_at(rc, req->cur))) {
+		req->cur++;
+		req->cur_pkt = 0;
+	}
+	if (c->q->state != IBV_QPS_RTS && c->q->state != IBV_QPS_SQD) {
+		c->wait = RC_REQ_WAIT_STATE;
+		return RC_REQ_WAIT;
+	}
+	if (c->sent >= c->budget) {
+		c->wait = RC_REQ_WAIT_BUDGET;
+		return RC_REQ_WAIT;
+	}
+	if (req->cur == req->req_idx) {
+		c->wait = RC_REQ_WAIT_NONE;
+		return RC_REQ_DONE;
+	}
+	if (rc->comp.rnr_wait) {
+		c->wait = RC_REQ_WAIT_RNR;
+		return RC_REQ_WAIT;
+	}
+	c->w = rc_wqe_at(rc, req->cur);
+	return RC_REQ_CHECK_WQE;
+}
+
+/* CHECK_WQE: may the WQE at cur go now? */
+static enum rc_req_state req_check_wqe(struct req_ctx *c)
+{
+	struct droce_tqp *q = c->q;
+	struct droce_rc *rc = c->rc;
+	struct rc_wqe *w = c->w;
+	bool rd = op_is_rd_atomic(w->hdr->op);
+	uint32_t psn;
+
+	if (rc_wqe_failed(w)) {
+		c->wait = RC_REQ_WAIT_FAILED;
+		return RC_REQ_WAIT;
+	}
+	/* SQD (IBTA 10.3.1): finish (and retry) what was begun, start nothing new */
+	if (q->state == IBV_QPS_SQD && !w->sent) {
+		c->wait = RC_REQ_WAIT_SQD;
+		return RC_REQ_WAIT;
+	}
+	/* FENCE (ibv_post_send(3)): wait for the READs and atomics before it to complete */
+	if ((w->hdr->flags & DROCE_WQE_FENCE) && !w->sent && rc_rd_out(rc) > 0) {
+		c->wait = RC_REQ_WAIT_FENCE;
+		return RC_REQ_WAIT;
+	}
+	if (w->npkts == 0)
+		return RC_REQ_LOCAL_OP;
+	/* at most max_rd_atomic READ/atomic requests outstanding (IBTA 9.4.3, 9.4.5) */
+	if (rd && !w->issued && rc_rd_out(rc) >= (q->max_rd_atomic ? q->max_rd_atomic : 1u)) {
+		c->wait = RC_REQ_WAIT_RD_ATOMIC;
+		return RC_REQ_WAIT;
+	}
+	/* a mid-message ACK covered packets: they are never resent (IBTA 9.7.5.1.1) */
+	if (!rd && rc->req.cur_pkt < w->acked_pkts)
+		rc->req.cur_pkt = w->acked_pkts;
+	/* the send window: new PSNs wait for ACKs; resent ones (go-back-N) do not */
+	psn = rd ? w->first_psn : rc_psn_add(w->first_psn, rc->req.cur_pkt);
+	if (rc_svc(q)->retried && c->env->send_window != 0 &&
+	    rc_psn_cmp(psn, rc->req.sent_hi) >= 0 &&
+	    ((rc->req.sent_hi - rc->comp.una) & DROCE_PSN_MASK) >=
+		    (c->env->send_window > DROCE_RC_WINDOW_MIN ? c->env->send_window
+							       : DROCE_RC_WINDOW_MIN)) {
+		q->stats.window_waits++;
+		c->wait = RC_REQ_WAIT_WINDOW;
+		return RC_REQ_WAIT;
+	}
+	return RC_REQ_SEND_PKT;
+}
+
+/* LOCAL_OP: LOCAL_INV or BIND_MW, in order, when the requester reaches it. */
+static enum rc_req_state req_local_op(struct req_ctx *c)
+{
+	struct rc_wqe *w = c->w;
+
+	if (!w->req_done)
+		local_op(c->env, c->q, w);
+	/* a failed LOCAL_INV or BIND_MW ends the requester's work: the QP goes to Error once it
+	 * completes, and nothing behind it may run first (IBTA 9.9.2, local errors) */
+	if (w->req_failed) {
+		c->wait = RC_REQ_WAIT_FAILED;
+		return RC_REQ_WAIT;
+	}
+	c->rc->req.cur++;
+	return RC_REQ_GET_WQE;
+}
+
+/* SEND_PKT: build and send packet cur_pkt of the WQE at cur. */
+static enum rc_req_state req_send_pkt(struct req_ctx *c)
+{
+	int err = send_pkt(c->env, c->q, c->w, c->rc->req.cur_pkt);
+
+	if (err == -EAGAIN) {
+		c->wait = RC_REQ_WAIT_RESOURCE;
+		return RC_REQ_WAIT;
+	}
+	if (err != 0) {
+		/* a local error (IBTA 9.9.2): the WQE completes with it */
+		req_fail(c->w, err == -EACCES ? IBV_WC_LOC_PROT_ERR : IBV_WC_LOC_QP_OP_ERR);
+		c->wait = RC_REQ_WAIT_FAILED;
+		return RC_REQ_WAIT;
+	}
+	return RC_REQ_ADVANCE;
+}
+
+/* ADVANCE: the packet went out; the next packet, or the next WQE. */
+static enum rc_req_state req_advance(struct req_ctx *c)
+{
+	struct rc_requester *req = &c->rc->req;
+	struct rc_wqe *w = c->w;
+
+	c->sent++;
+	w->sent = true;
+	if (op_is_rd_atomic(w->hdr->op)) {
+		/* one request stands for the whole response (IBTA 9.7.1) */
+		if (!w->issued)
+			req->rd_issued++;
+		w->issued = true;
+		req->cur++;
+		req->cur_pkt = 0;
+	} else if (++req->cur_pkt == w->npkts) {
+		req->cur++;
+		req->cur_pkt = 0;
+		/* UC: a message is done once sent (IBTA 9.8: no acknowledgement) */
+		if (!rc_svc(c->q)->acked)
+			w->req_done = true;
+	}
+	return RC_REQ_GET_WQE;
+}
+
+/* The requester's state machine, from GET_WQE (or ERROR: the ring is broken). */
+static __rte_noinline int req_run(const struct droce_transport_env *env, struct droce_tqp *q,
+				  int budget, int err)
+{
+	struct req_ctx c = {.env = env, .q = q, .rc = q->rc, .budget = budget, .err = err};
+	enum rc_req_state s = err != 0 ? RC_REQ_ERROR : RC_REQ_GET_WQE;
+
+	for (;;) {
+		switch (s) {
+		case RC_REQ_GET_WQE:
+			s = req_get_wqe(&c);
+			break;
+		case RC_REQ_CHECK_WQE:
+			s = req_check_wqe(&c);
+			break;
+		case RC_REQ_LOCAL_OP:
+			s = req_local_op(&c);
+			break;
+		case RC_REQ_SEND_PKT:
+			s = req_send_pkt(&c);
+			break;
+		case RC_REQ_ADVANCE:
+			s = req_advance(&c);
+			break;
+		case RC_REQ_WAIT:
+			s = RC_REQ_DONE;
+			break;
+		case RC_REQ_ERROR:
+			/* the send ring is broken (its header rewritten): fatal (IBTA 9.9.2) */
+			droce_rc_to_error(env, q, IBV_EVENT_QP_FATAL);
+			return c.err;
+		case RC_REQ_DONE:
+		default:
+			q->rc->req.wait = c.wait;
+			return c.sent;
+		}
 	}
 }
 
 int droce_rc_req_send(const struct droce_transport_env *env, struct droce_tqp *q, int budget)
 {
 	struct droce_rc *rc = q->rc;
-	int sent = 0, err;
+	int err = shadow_fill(q);
 
-	err = shadow_fill(q);
-	if (err != 0) {
-		droce_rc_to_error(env, q, IBV_EVENT_QP_FATAL);
-		return err;
+	/*
+	 * Most passes of a polling lcore find nothing new and nothing asked back by the
+	 * completer: GET_WQE would end the pass at once (cur is never behind comp_idx then).
+	 */
+	if (likely(err == 0 && rc->req.cur == rc->req.req_idx &&
+		   rc->req.go_back_seen == rc->comp.go_back)) {
+		rc->req.wait = RC_REQ_WAIT_NONE;
+		return 0;
 	}
-	while (sent < budget && rc->cur != rc->req_idx && !rc->rnr_wait &&
-	       (q->state == IBV_QPS_RTS || q->state == IBV_QPS_SQD)) {
-		struct rc_wqe *w = rc_wqe_at(rc, rc->cur);
-		bool rd = op_is_rd_atomic(w->hdr->op);
-
-		if (w->failed)
-			break; /* the completer finishes it once everything before is done */
-		/* SQD: finish (and retry) what was begun, start nothing new */
-		if (q->state == IBV_QPS_SQD && !w->sent)
-			break;
-		/* FENCE: wait for the READs and atomics before it to complete */
-		if ((w->hdr->flags & DROCE_WQE_FENCE) && !w->sent && rc->rd_out > 0)
-			break;
-		if (w->npkts == 0) {
-			if (!w->done)
-				local_op(env, q, w);
-			/* a failed LOCAL_INV or BIND_MW ends the requester's work: the QP goes
-			 * to Error once it completes, and nothing behind it may run first */
-			if (w->failed)
-				break;
-			rc->cur++;
-			continue;
-		}
-		/* at most max_rd_atomic READ/atomic requests outstanding */
-		if (rd && !w->issued && rc->rd_out >= (q->max_rd_atomic ? q->max_rd_atomic : 1))
-			break;
-		/* the send window: new PSNs wait for ACKs; resent ones (go-back-N) do not */
-		if (q->type == IBV_QPT_RC && env->send_window != 0 &&
-		    rc_psn_cmp(rd ? w->first_psn : rc_psn_add(w->first_psn, rc->cur_pkt),
-			       rc->sent_hi) >= 0 &&
-		    ((rc->sent_hi - rc->una) & DROCE_PSN_MASK) >=
-			    (env->send_window > DROCE_RC_WINDOW_MIN ? env->send_window
-								    : DROCE_RC_WINDOW_MIN)) {
-			q->stats.window_waits++;
-			break;
-		}
-		err = send_pkt(env, q, w, rc->cur_pkt);
-		if (err == -EAGAIN)
-			break;
-		if (err != 0) {
-			w->failed = true;
-			w->status = err == -EACCES ? IBV_WC_LOC_PROT_ERR : IBV_WC_LOC_QP_OP_ERR;
-			break;
-		}
-		sent++;
-		w->sent = true;
-		if (rd) {
-			if (!w->issued)
-				rc->rd_out++;
-			w->issued = true;
-			rc->cur++;
-			rc->cur_pkt = 0;
-		} else if (++rc->cur_pkt == w->npkts) {
-			rc->cur++;
-			rc->cur_pkt = 0;
-			/* UC: a message is done once sent (IBTA 9.8: no acknowledgement) */
-			if (q->type == IBV_QPT_UC)
-				w->done = true;
-		}
-	}
-	droce_rc_comp_advance(env, q);
-	if (q->type == IBV_QPT_RC && (q->state == IBV_QPS_RTS || q->state == IBV_QPS_SQD))
-		droce_rc_timer_update(env, q);
-	return sent;
+	return req_run(env, q, budget, err);
 }
 
 /* SQD: no message half sent and, on RC, every PSN sent acknowledged. */
@@ -409,7 +553,7 @@ bool droce_rc_sq_drained(const struct droce_tqp *q)
 {
 	struct droce_rc *rc = q->rc;
 
-	if (rc->cur != rc->req_idx && rc_wqe_at(rc, rc->cur)->sent)
+	if (rc->req.cur != rc->req.req_idx && rc_wqe_at(rc, rc->req.cur)->sent)
 		return false;
-	return q->type != IBV_QPT_RC || rc->una == rc->sent_hi;
+	return !rc_svc(q)->acked || rc->comp.una == rc->req.sent_hi;
 }

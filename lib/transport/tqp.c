@@ -1,9 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Transport QPs: attaching to their rings, modify, completion writing, flushing. */
+/*
+ * Transport QPs from above: attaching to their rings, modify, and the dispatchers of the
+ * send pass and of received packets. A received RC/UC packet is decoded once here and
+ * routed by its opcode's class, as Linux rxe's rxe_recv.c does: requests to the responder
+ * (rc_resp.c), responses, ACKs and NAKs to the completer (rc_comp.c). The send pass runs
+ * the completer's timer events, the responder's replies, the requester and the
+ * completer's completions. The roles call down into the QP services (tqp_svc.c), never up.
+ */
 #include <errno.h>
 #include <string.h>
 
 #include "droce_transport.h"
+#include "droce_wire_mbuf.h"
 #include "rc_priv.h"
 
 int droce_tqp_init(struct droce_tqp *q, uint32_t qpn, enum ibv_qp_type type, uint32_t pd,
@@ -42,9 +50,7 @@ int droce_tqp_init(struct droce_tqp *q, uint32_t qpn, enum ibv_qp_type type, uin
 
 void droce_tqp_fini(const struct droce_transport_env *env, struct droce_tqp *q)
 {
-	if (q->rc != NULL && env != NULL && q->rc->env == NULL)
-		q->rc->env = env;
-	droce_rc_fini(q);
+	droce_rc_fini(env, q);
 }
 
 /*
@@ -65,8 +71,8 @@ static void tqp_ring_reset(struct droce_ring_cons *r, void *mem, size_t len)
 	}
 }
 
-void droce_tqp_modify(struct droce_tqp *q, const struct ibv_qp_attr *a, int mask,
-		      enum ibv_qp_state state)
+void droce_tqp_modify(const struct droce_transport_env *env, struct droce_tqp *q,
+		      const struct ibv_qp_attr *a, int mask, enum ibv_qp_state state)
 {
 	/*
 	 * A modify the application made before it could see the engine's move to
@@ -125,189 +131,24 @@ void droce_tqp_modify(struct droce_tqp *q, const struct ibv_qp_attr *a, int mask
 
 		/* RTR -> RTS starts the requester at sq_psn; RESET forgets everything */
 		if (state == IBV_QPS_RESET)
-			droce_rc_reset(q, true);
+			droce_rc_reset(env, q, true);
 		else if (state == IBV_QPS_RTS && old != IBV_QPS_RTS && old != IBV_QPS_SQD) {
 			/* SQE -> RTS (UC) goes on after the PSNs already used, unless told */
 			if (old == IBV_QPS_SQE && !(mask & IBV_QP_SQ_PSN))
-				q->sq_psn = q->rc->sent_hi;
-			droce_rc_reset(q, false);
+				q->sq_psn = q->rc->req.sent_hi;
+			droce_rc_reset(env, q, false);
 		}
 		if (mask & (IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY)) {
-			q->rc->retry_left = q->retry_cnt;
-			q->rc->rnr_left = q->rnr_retry;
+			q->rc->comp.retry_left = q->retry_cnt;
+			q->rc->comp.rnr_left = q->rnr_retry;
 		}
 		q->state = state;
 		/* asked for by the application: no event, the verbs layer knows */
-		if (state == IBV_QPS_ERR && old != IBV_QPS_ERR && q->rc->env != NULL)
-			droce_rc_to_error(q->rc->env, q, 0);
+		if (state == IBV_QPS_ERR && old != IBV_QPS_ERR && env != NULL)
+			droce_rc_to_error(env, q, 0);
 		return;
 	}
 	q->state = state;
-}
-
-bool droce_tcq_post(struct droce_tcq *cq, const struct droce_cqe *cqe)
-{
-	bool ok;
-
-	droce_shared_lock_take(&cq->lock);
-	ok = droce_ring_prod_enqueue_burst(&cq->prod, cqe, 1) == 1;
-	if (ok)
-		cq->cqes++;
-	else
-		cq->overrun++; /* a CQ overrun: the application made the CQ too small */
-	droce_shared_lock_give(&cq->lock);
-	return ok;
-}
-
-/*
- * A completion the CQ had no room for: the CQ is in error (IBV_EVENT_CQ_ERR, once) and the QP
- * whose completion was lost goes to ERR without an event of its own, as Linux rxe does
- * (IBA's CQ overrun, class G): its work can no longer be reported in order.
- */
-static void cq_overrun(const struct droce_transport_env *env, struct droce_tqp *q,
-		       struct droce_tcq *cq)
-{
-	/* once, also when QPs of two lcores overrun it at the same time */
-	if (!__atomic_exchange_n(&cq->errored, true, __ATOMIC_RELAXED)) {
-		if (env->cq_error != NULL)
-			env->cq_error(env->arg, cq->user);
-	}
-	if (q->rc != NULL)
-		droce_rc_to_error(env, q, 0);
-	else
-		droce_tqp_to_error(env, q, IBV_QPS_ERR, 0);
-}
-
-static void tqp_complete(const struct droce_transport_env *env, struct droce_tqp *q,
-			 struct droce_tcq *cq, const struct droce_cqe *cqe, bool solicited)
-{
-	if (unlikely(!droce_tcq_post(cq, cqe))) {
-		cq_overrun(env, q, cq);
-		return;
-	}
-	/* an unsuccessful completion wakes a solicited-only arm too (ibv_req_notify_cq(3)) */
-	if (env->cq_notify != NULL)
-		env->cq_notify(env->arg, cq->user, solicited || cqe->status != IBV_WC_SUCCESS);
-}
-
-void droce_tqp_complete_send(const struct droce_transport_env *env, struct droce_tqp *q,
-			     const struct droce_cqe *cqe)
-{
-	if (unlikely(cqe->status != IBV_WC_SUCCESS)) {
-		if (cqe->status == IBV_WC_WR_FLUSH_ERR)
-			q->stats.req_cqe_flush_error++;
-		else
-			q->stats.req_cqe_error++;
-	}
-	tqp_complete(env, q, q->scq, cqe, false);
-}
-
-void droce_tqp_complete_recv(const struct droce_transport_env *env, struct droce_tqp *q,
-			     const struct droce_cqe *cqe, bool solicited)
-{
-	if (likely(cqe->status == IBV_WC_SUCCESS))
-		q->stats.rdma_recvs++;
-	else if (cqe->status == IBV_WC_WR_FLUSH_ERR)
-		q->stats.resp_cqe_flush_error++;
-	else
-		q->stats.resp_cqe_error++;
-	tqp_complete(env, q, q->rcq, cqe, solicited);
-}
-
-void droce_tqp_tx(const struct droce_transport_env *env, struct droce_tqp *q, struct rte_mbuf *m)
-{
-	q->stats.sent_pkts++;
-	q->stats.sent_bytes += m->pkt_len;
-	env->tx(env->arg, m);
-}
-
-void droce_tqp_to_error(const struct droce_transport_env *env, struct droce_tqp *q,
-			enum ibv_qp_state state, enum ibv_event_type event)
-{
-	if (q->state == IBV_QPS_ERR || q->state == state)
-		return;
-	q->state = state;
-	if (env->qp_error == NULL)
-		return;
-	env->qp_error(env->arg, q->user, state, event);
-	/* a QP of an SRQ in Error takes no more of its WQEs: Last WQE Reached tells the
-	 * application it may destroy the QP without losing any */
-	if (state == IBV_QPS_ERR && q->srq != NULL)
-		env->qp_error(env->arg, q->user, state, IBV_EVENT_QP_LAST_WQE_REACHED);
-}
-
-/* Map a send WQE's operation to the completion opcode of the requester. */
-enum ibv_wc_opcode droce_wqe_wc_opcode(uint8_t op)
-{
-	switch (op) {
-	case DROCE_WQE_WRITE:
-	case DROCE_WQE_WRITE_IMM:
-		return IBV_WC_RDMA_WRITE;
-	case DROCE_WQE_READ:
-		return IBV_WC_RDMA_READ;
-	case DROCE_WQE_CMP_SWAP:
-		return IBV_WC_COMP_SWAP;
-	case DROCE_WQE_FETCH_ADD:
-		return IBV_WC_FETCH_ADD;
-	case DROCE_WQE_LOCAL_INV:
-		return IBV_WC_LOCAL_INV;
-	case DROCE_WQE_BIND_MW:
-		return IBV_WC_BIND_MW;
-	default:
-		return IBV_WC_SEND;
-	}
-}
-
-int droce_tqp_flush_sq(const struct droce_transport_env *env, struct droce_tqp *q, int budget)
-{
-	int avail = droce_ring_cons_avail(&q->sq), n;
-
-	if (avail < 0)
-		return avail;
-	/* zero copy: a flushed WQE may have frames in flight too; its buffer is the
-	 * application's again once it completes */
-	if (q->rc != NULL && unlikely(droce_zc_busy(q->rc->zc) != 0))
-		return 0;
-	for (n = 0; n < avail && n < budget; n++) {
-		const struct droce_send_wqe *slot = droce_ring_cons_slot(&q->sq, 0);
-		/* read each field once: the application may still write the slot */
-		struct droce_cqe e = {
-			.wr_id = __atomic_load_n(&slot->wr_id, __ATOMIC_RELAXED),
-			.status = IBV_WC_WR_FLUSH_ERR,
-			.opcode = (uint8_t)droce_wqe_wc_opcode(
-				__atomic_load_n(&slot->op, __ATOMIC_RELAXED)),
-			.qp_num = q->qpn,
-		};
-
-		/* flushed WQEs complete whether or not they were signaled */
-		droce_ring_cons_release(&q->sq, 1);
-		droce_tqp_complete_send(env, q, &e);
-	}
-	return n;
-}
-
-int droce_tqp_flush_rq(const struct droce_transport_env *env, struct droce_tqp *q, int budget)
-{
-	int avail, n;
-
-	if (q->srq != NULL)
-		return 0; /* SRQ WQEs belong to the SRQ, not to a QP in error */
-	avail = droce_ring_cons_avail(&q->rq);
-	if (avail < 0)
-		return avail;
-	for (n = 0; n < avail && n < budget; n++) {
-		const struct droce_recv_wqe *slot = droce_ring_cons_slot(&q->rq, 0);
-		struct droce_cqe e = {
-			.wr_id = __atomic_load_n(&slot->wr_id, __ATOMIC_RELAXED),
-			.status = IBV_WC_WR_FLUSH_ERR,
-			.opcode = IBV_WC_RECV,
-			.qp_num = q->qpn,
-		};
-
-		droce_ring_cons_release(&q->rq, 1);
-		droce_tqp_complete_recv(env, q, &e, false);
-	}
-	return n;
 }
 
 static void sq_drained(const struct droce_transport_env *env, struct droce_tqp *q)
@@ -317,13 +158,25 @@ static void sq_drained(const struct droce_transport_env *env, struct droce_tqp *
 		env->sq_drained(env->arg, q->user, q->sqd_notify);
 }
 
+/* The send pass of an RC/UC QP that sends: the requester, then the completer's completions. */
+static int rc_send_pass(const struct droce_transport_env *env, struct droce_tqp *q, int budget)
+{
+	int n = droce_rc_req_send(env, q, budget);
+
+	if (n >= 0)
+		droce_rc_comp_run(env, q);
+	return n;
+}
+
 int droce_tqp_send(const struct droce_transport_env *env, struct droce_tqp *q, uint32_t now_us,
 		   int budget)
 {
 	if (q->rc != NULL) {
 		int n;
 
-		q->rc->env = env;
+		/* the completer acts on the timers that fired (a timeout's go-back or failure)
+		 * before anything is sent: what it decides is this pass's */
+		droce_rc_comp_timer_events(env, q);
 		switch (q->state) {
 		case IBV_QPS_RTR:
 			return droce_rc_resp_send(env, q, budget);
@@ -331,14 +184,14 @@ int droce_tqp_send(const struct droce_transport_env *env, struct droce_tqp *q, u
 			/* the messages begun before SQD still go out (and are retried) */
 			n = droce_rc_resp_send(env, q, budget);
 			if (q->state == IBV_QPS_SQD)
-				n += droce_rc_req_send(env, q, budget);
+				n += rc_send_pass(env, q, budget);
 			if (q->state == IBV_QPS_SQD && !q->sqd_drained && droce_rc_sq_drained(q))
 				sq_drained(env, q);
 			return n;
 		case IBV_QPS_RTS:
 			n = droce_rc_resp_send(env, q, budget);
 			if (q->state == IBV_QPS_RTS)
-				n += droce_rc_req_send(env, q, budget);
+				n += rc_send_pass(env, q, budget);
 			return n;
 		default:
 			break;
@@ -367,6 +220,33 @@ int droce_tqp_send(const struct droce_transport_env *env, struct droce_tqp *q, u
 	return -EOPNOTSUPP; /* RC and UC arrive with their requesters */
 }
 
+/*
+ * An RC/UC packet, decoded once (IBTA 9.6: header validation) and routed by its opcode's
+ * class: a response (ACK, NAK, READ response, atomic ACK) to the completer, a request to
+ * the responder.
+ */
+static int rc_recv(const struct droce_transport_env *env, struct droce_tqp *q, struct rte_mbuf *m,
+		   const struct droce_pkt *pkt)
+{
+	struct droce_hdr_fields f;
+
+	/* another service's opcode: silently dropped (IBTA 9.6) */
+	if (unlikely(!(pkt->mask & rc_svc(q)->opm))) {
+		rte_pktmbuf_free(m);
+		return -EPROTO;
+	}
+	droce_pkt_fields_mbuf(pkt, m, &f);
+	/* a P_Key that does not match the QP's, base key compared (IBTA 9.6) */
+	if (unlikely((f.pkey & 0x7fff) != (q->pkey & 0x7fff))) {
+		q->stats.pkey_violations++;
+		rte_pktmbuf_free(m);
+		return -EACCES;
+	}
+	if (pkt->mask & DROCE_OPM_RESP)
+		return droce_rc_comp_recv(env, q, m, pkt, &f);
+	return droce_rc_resp_recv(env, q, m, pkt, &f);
+}
+
 int droce_tqp_recv(const struct droce_transport_env *env, struct droce_tqp *q, struct rte_mbuf *m,
 		   const struct droce_pkt *pkt)
 {
@@ -381,7 +261,7 @@ int droce_tqp_recv(const struct droce_transport_env *env, struct droce_tqp *q, s
 	if (q->type == IBV_QPT_UD)
 		return droce_ud_recv(env, q, m, pkt);
 	if (q->rc != NULL)
-		return droce_rc_resp_recv(env, q, m, pkt);
+		return rc_recv(env, q, m, pkt);
 	rte_pktmbuf_free(m);
 	return -EOPNOTSUPP;
 }

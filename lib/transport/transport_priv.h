@@ -11,7 +11,7 @@
 /** How long a UD send waits for its destination's MAC before it is dropped. */
 #define DROCE_UD_NEIGH_WAIT_US 3000000u
 
-/* tqp.c */
+/* tqp_svc.c: the QP services below the roles */
 /* Write a CQE to the QP's send / receive CQ, counted (req_cqe_*, rdma_recvs, resp_cqe_*). */
 void droce_tqp_complete_send(const struct droce_transport_env *env, struct droce_tqp *q,
 			     const struct droce_cqe *cqe);
@@ -19,6 +19,7 @@ void droce_tqp_complete_recv(const struct droce_transport_env *env, struct droce
 			     const struct droce_cqe *cqe, bool solicited);
 /* Hand a built frame of the QP to the port, counted (sent_pkts, sent_bytes). */
 void droce_tqp_tx(const struct droce_transport_env *env, struct droce_tqp *q, struct rte_mbuf *m);
+/* The QP enters @p state (SQE or ERR) by itself: the verbs layer is told, @p event raised. */
 void droce_tqp_to_error(const struct droce_transport_env *env, struct droce_tqp *q,
 			enum ibv_qp_state state, enum ibv_event_type event);
 int droce_tqp_flush_sq(const struct droce_transport_env *env, struct droce_tqp *q, int budget);
@@ -35,15 +36,17 @@ int droce_ud_send(const struct droce_transport_env *env, struct droce_tqp *q, ui
 int droce_ud_recv(const struct droce_transport_env *env, struct droce_tqp *q, struct rte_mbuf *m,
 		  const struct droce_pkt *pkt);
 
-/* sge.c: moving message bytes between SGEs and packets, with key checks */
+/* sge.c: moving message bytes between SGEs and packets, with key checks; 0, -EACCES (a key
+ * check failed), -EMSGSIZE (the SGEs hold fewer bytes) or -EINVAL (the mbuf is short) */
+/** Gather bytes [@p offset, @p offset + @p len) of the message over @p sge into @p dst. */
 int droce_sge_gather(const struct droce_transport_env *env, uint32_t pd,
-		     const struct droce_sge *sge, uint32_t num_sge, uint8_t *dst, uint32_t len);
-int droce_sge_gather_at(const struct droce_transport_env *env, uint32_t pd,
-			const struct droce_sge *sge, uint32_t num_sge, uint32_t offset,
-			uint8_t *dst, uint32_t len);
+		     const struct droce_sge *sge, uint32_t num_sge, uint32_t offset, uint8_t *dst,
+		     uint32_t len);
+/** Scatter @p len bytes of @p src into the buffers of @p sge from their start (LOCAL_WRITE). */
 int droce_sge_scatter_buf(const struct droce_transport_env *env, uint32_t pd,
 			  const struct droce_sge *sge, uint32_t num_sge, const void *src,
 			  uint32_t len);
+/** Scatter @p len bytes of chain @p m (from @p m_off) into @p sge from byte @p offset. */
 int droce_sge_scatter(const struct droce_transport_env *env, uint32_t pd,
 		      const struct droce_sge *sge, uint32_t num_sge, uint32_t offset,
 		      const struct rte_mbuf *m, uint32_t m_off, uint32_t len);

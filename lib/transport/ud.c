@@ -74,7 +74,7 @@ static struct rte_mbuf *ud_frame(const struct droce_transport_env *env, struct d
 		memcpy(buf + hdr_len, w->data, len);
 	else
 		*err = droce_sge_gather(env, q->pd, (const struct droce_sge *)w->data,
-					w->hdr.num_sge, buf + hdr_len, len);
+					w->hdr.num_sge, 0, buf + hdr_len, len);
 	if (*err != 0) {
 		rte_pktmbuf_free(m);
 		return NULL;

@@ -21,6 +21,7 @@ struct rte_mbuf *held; /* the frame HOLD keeps back until the next one passes */
 struct rte_mbuf *stashed;
 static struct side *held_to;
 struct droce_hdr_fields last_a; /* fields of A's last frame */
+struct droce_hdr_fields last_b; /* fields of B's last frame */
 
 struct side *peer(const struct side *s)
 {
@@ -52,8 +53,8 @@ static void tx(void *arg, struct rte_mbuf *m)
 		rte_pktmbuf_free(m);
 		return;
 	}
-	if (from == &a)
-		droce_pkt_fields(&pkt, rte_pktmbuf_mtod(m, const uint8_t *), &last_a);
+	droce_pkt_fields(&pkt, rte_pktmbuf_mtod(m, const uint8_t *),
+			 from == &a ? &last_a : &last_b);
 	f = fault != NULL ? fault(from, &pkt, from->frames) : PASS;
 	from->frames++;
 	switch (f) {
@@ -235,8 +236,8 @@ void side_connect(struct side *s, uint32_t sq_psn, uint32_t rq_psn)
 	int rts = IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 		  IBV_QP_MAX_QP_RD_ATOMIC;
 
-	droce_tqp_modify(&s->tqp, &attr, rtr, IBV_QPS_RTR);
-	droce_tqp_modify(&s->tqp, &attr, rts, IBV_QPS_RTS);
+	droce_tqp_modify(&s->env, &s->tqp, &attr, rtr, IBV_QPS_RTR);
+	droce_tqp_modify(&s->env, &s->tqp, &attr, rts, IBV_QPS_RTS);
 }
 
 void setup_type(enum ibv_qp_type type)

@@ -65,6 +65,7 @@ extern uint64_t ns_per_frame;
 extern fault_fn fault;
 extern unsigned int bad_frames, solicited_events;
 extern struct droce_hdr_fields last_a; /* fields of A's last frame */
+extern struct droce_hdr_fields last_b; /* fields of B's last frame (before fault() sees it) */
 extern struct rte_mbuf *held;
 /** A copy of the frame STASH let through, for the test to inject() later. */
 extern struct rte_mbuf *stashed;

@@ -358,7 +358,7 @@ Test(transport_rc, max_rd_atomic_limits_reads)
 {
 	struct ibv_qp_attr attr = {.max_rd_atomic = 1};
 
-	droce_tqp_modify(&a.tqp, &attr, IBV_QP_MAX_QP_RD_ATOMIC, IBV_QPS_RTS);
+	droce_tqp_modify(&a.env, &a.tqp, &attr, IBV_QP_MAX_QP_RD_ATOMIC, IBV_QPS_RTS);
 	cr_assert_eq(post_wr(&a, 1, &(struct wr_args){.op = IBV_WR_RDMA_READ, .len = 10}), 0);
 	cr_assert_eq(post_wr(&a, 2,
 			     &(struct wr_args){.op = IBV_WR_RDMA_READ,
@@ -390,7 +390,7 @@ Test(transport_rc, reads_beyond_responder_resources_are_refused)
 	struct ibv_wc wc;
 
 	/* the requester may have 4 READs outstanding, the responder keeps 1: a mismatch */
-	droce_tqp_modify(&b.tqp, &attr, IBV_QP_MAX_DEST_RD_ATOMIC, IBV_QPS_RTS);
+	droce_tqp_modify(&b.env, &b.tqp, &attr, IBV_QP_MAX_DEST_RD_ATOMIC, IBV_QPS_RTS);
 	cr_assert_eq(post_wr(&a, 1,
 			     &(struct wr_args){.op = IBV_WR_RDMA_READ,
 					       .len = 4096,

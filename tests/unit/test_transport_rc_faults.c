@@ -180,7 +180,7 @@ Test(transport_rc, rnr_retry_exceeded)
 	struct ibv_qp_attr attr = {.rnr_retry = 2};
 	struct ibv_wc wc;
 
-	droce_tqp_modify(&a.tqp, &attr, IBV_QP_RNR_RETRY, IBV_QPS_RTS);
+	droce_tqp_modify(&a.env, &a.tqp, &attr, IBV_QP_RNR_RETRY, IBV_QPS_RTS);
 	cr_assert_eq(post_wr(&a, 1, &(struct wr_args){.op = IBV_WR_SEND, .len = 10}), 0);
 	cr_assert_eq(post_wr(&a, 2, &(struct wr_args){.op = IBV_WR_SEND, .len = 10}), 0);
 	settle();
@@ -210,7 +210,7 @@ Test(transport_rc, lost_rnr_naks_do_not_add_up_to_retry_exceeded)
 	struct ibv_qp_attr attr = {.retry_cnt = 1};
 	struct ibv_wc wc;
 
-	droce_tqp_modify(&a.tqp, &attr, IBV_QP_RETRY_CNT, IBV_QPS_RTS);
+	droce_tqp_modify(&a.env, &a.tqp, &attr, IBV_QP_RETRY_CNT, IBV_QPS_RTS);
 	fault = drop_b_odd;
 	cr_assert_eq(post_wr(&a, 1,
 			     &(struct wr_args){
@@ -234,7 +234,7 @@ Test(transport_rc, retry_exceeded)
 	struct ibv_qp_attr attr = {.retry_cnt = 2};
 	struct ibv_wc wc;
 
-	droce_tqp_modify(&a.tqp, &attr, IBV_QP_RETRY_CNT, IBV_QPS_RTS);
+	droce_tqp_modify(&a.env, &a.tqp, &attr, IBV_QP_RETRY_CNT, IBV_QPS_RTS);
 	fault = drop_all_a;
 	cr_assert_eq(post_wr(&a, 1, &(struct wr_args){.op = IBV_WR_RDMA_WRITE, .len = 10}), 0);
 	settle();
@@ -282,7 +282,7 @@ Test(transport_rc, qp_without_remote_write_is_an_access_error)
 	struct ibv_qp_attr attr = {.qp_access_flags = IBV_ACCESS_REMOTE_ATOMIC};
 	struct ibv_wc wc;
 
-	droce_tqp_modify(&b.tqp, &attr, IBV_QP_ACCESS_FLAGS, IBV_QPS_RTS);
+	droce_tqp_modify(&b.env, &b.tqp, &attr, IBV_QP_ACCESS_FLAGS, IBV_QPS_RTS);
 	cr_assert_eq(post_wr(&a, 1, &(struct wr_args){.op = IBV_WR_RDMA_WRITE, .len = 8}), 0);
 	pump();
 	wc = wc_of(&a, 1);
@@ -335,7 +335,7 @@ Test(transport_rc, bad_path_is_a_local_qp_operation_error)
 	struct ibv_qp_attr attr = {.ah_attr = {.is_global = 1, .grh = {.sgid_index = 9}}};
 	struct ibv_wc wc;
 
-	droce_tqp_modify(&a.tqp, &attr, IBV_QP_AV, IBV_QPS_RTS);
+	droce_tqp_modify(&a.env, &a.tqp, &attr, IBV_QP_AV, IBV_QPS_RTS);
 	cr_assert_eq(post_wr(&a, 1, &(struct wr_args){.op = IBV_WR_SEND, .len = 30}), 0);
 	pump();
 	wc = wc_of(&a, 1);
@@ -351,8 +351,8 @@ Test(transport_rc, modify_to_error_flushes)
 	fault = drop_all_a;
 	cr_assert_eq(post_wr(&a, 1, &(struct wr_args){.op = IBV_WR_SEND, .len = 30}), 0);
 	pump();
-	droce_tqp_modify(&a.tqp, &attr, 0, IBV_QPS_ERR);
-	droce_tqp_modify(&b.tqp, &attr, 0, IBV_QPS_ERR);
+	droce_tqp_modify(&a.env, &a.tqp, &attr, 0, IBV_QPS_ERR);
+	droce_tqp_modify(&b.env, &b.tqp, &attr, 0, IBV_QPS_ERR);
 	pump();
 	wc = wc_of(&a, 1);
 	cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR);

@@ -17,7 +17,7 @@ static void set_timeout(uint8_t timeout)
 {
 	struct ibv_qp_attr attr = {.timeout = timeout};
 
-	droce_tqp_modify(&a.tqp, &attr, IBV_QP_TIMEOUT, IBV_QPS_RTS);
+	droce_tqp_modify(&a.env, &a.tqp, &attr, IBV_QP_TIMEOUT, IBV_QPS_RTS);
 }
 
 static struct ibv_wc write_mib(uint64_t id)
@@ -229,7 +229,7 @@ Test(transport_rc_progress, sqd_finishes_the_message_begun_and_holds_the_next)
 		     0);
 	/* 8 of the WRITE's 64 packets leave, then the QP goes to SQD */
 	cr_assert_eq(droce_tqp_send(&a.env, &a.tqp, 0, 8), 8);
-	droce_tqp_modify(&a.tqp, &sqd, IBV_QP_EN_SQD_ASYNC_NOTIFY, IBV_QPS_SQD);
+	droce_tqp_modify(&a.env, &a.tqp, &sqd, IBV_QP_EN_SQD_ASYNC_NOTIFY, IBV_QPS_SQD);
 	settle();
 	cr_expect(a.tqp.sqd_drained, "drained once the WRITE is acknowledged");
 	cr_expect(a.tqp.sqd_notify, "with the event asked for");
@@ -237,7 +237,7 @@ Test(transport_rc_progress, sqd_finishes_the_message_begun_and_holds_the_next)
 	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
 	cr_expect(memcmp(b.buf, a.buf, 64 * PMTU) == 0, "the WRITE begun before SQD finished");
 	cr_expect_eq(a.frames, 64, "nothing of the SEND left in SQD");
-	droce_tqp_modify(&a.tqp, &rts, 0, IBV_QPS_RTS);
+	droce_tqp_modify(&a.env, &a.tqp, &rts, 0, IBV_QPS_RTS);
 	settle();
 	cr_expect_eq(wc_of(&a, 2).status, IBV_WC_SUCCESS);
 	cr_expect_eq(wc_of(&b, 50).byte_len, 100, "SQD -> RTS sent the SEND");

@@ -270,7 +270,7 @@ Test(transport_uc, a_local_error_stops_the_send_queue_only)
 		     ibv_wc_status_str(wc.status));
 	cr_expect(memcmp(a.buf, b.buf, 700) == 0, "bytes");
 	/* SQE -> RTS: sending again, the receiver takes the new message */
-	droce_tqp_modify(&a.tqp, &rts, IBV_QP_STATE, IBV_QPS_RTS);
+	droce_tqp_modify(&a.env, &a.tqp, &rts, IBV_QP_STATE, IBV_QPS_RTS);
 	cr_expect_eq(a.tqp.state, IBV_QPS_RTS);
 	post_recv(&b, 30, 0, 4096);
 	fill(a.buf, 3 * PMTU, 4);

@@ -121,7 +121,7 @@ static void side_setup(struct side *s)
 	s->tqp.scq = &s->tcq;
 	s->tqp.rcq = &s->tcq;
 	s->tqp.user = s->qp;
-	droce_tqp_modify(&s->tqp, &attr, IBV_QP_QKEY, IBV_QPS_RTS);
+	droce_tqp_modify(&env, &s->tqp, &attr, IBV_QP_QKEY, IBV_QPS_RTS);
 }
 
 static void setup(void)
