@@ -144,6 +144,27 @@ RULE(rereg_mr_with_an_unknown_flag_is_an_input_error)
 	return 0;
 }
 
+/* Past rdma-core's front checks a refusal is the command's: ERR_CMD with errno set. */
+RULE(rereg_mr_refused_past_the_front_checks_is_a_command_error)
+{
+	void *buf = buffer();
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE);
+	int rc;
+
+	(void)ctx;
+	EXPECT(mr != NULL, "reg_mr: %s", strerror(errno));
+	errno = 0;
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, IBV_ACCESS_REMOTE_WRITE);
+	EXPECT(rc == IBV_REREG_MR_ERR_CMD, "REMOTE_WRITE without LOCAL_WRITE: returned %d", rc);
+	EXPECT(errno == EINVAL, "REMOTE_WRITE without LOCAL_WRITE: errno %d, not EINVAL", errno);
+	errno = 0;
+	rc = ibv_rereg_mr(mr, 0, NULL, NULL, 0, 0);
+	EXPECT(rc == IBV_REREG_MR_ERR_CMD, "flags 0: returned %d", rc);
+	EXPECT(errno != 0, "flags 0: no errno");
+	EXPECT(ibv_dereg_mr(mr) == 0, "the MR is still there to deregister");
+	return 0;
+}
+
 RULE(alloc_mw_of_an_unknown_type_is_einval)
 {
 	(void)ctx;
