@@ -372,7 +372,8 @@ RULE(query_port_of_no_such_port_is_einval)
 	return 0;
 }
 
-RULE(resolve_l2_without_a_grh_or_port_is_einval)
+/* rdma-core returns the negative errno value from this one call */
+RULE(resolve_l2_without_a_grh_or_port_is_minus_einval)
 {
 	struct ibv_ah_attr a = {.port_num = 1, .is_global = 1};
 	uint8_t mac[6];
@@ -381,12 +382,12 @@ RULE(resolve_l2_without_a_grh_or_port_is_einval)
 	(void)pd;
 	EXPECT(ibv_query_gid(ctx, 1, 0, &a.grh.dgid) == 0, "query_gid");
 	a.port_num = 2;
-	EXPECT(ibv_resolve_eth_l2_from_gid(ctx, &a, mac, &vid) == EINVAL, "port 2");
+	EXPECT(ibv_resolve_eth_l2_from_gid(ctx, &a, mac, &vid) == -EINVAL, "port 2");
 	a.port_num = 1;
 	a.is_global = 0;
-	EXPECT(ibv_resolve_eth_l2_from_gid(ctx, &a, mac, &vid) == EINVAL, "no GRH");
+	EXPECT(ibv_resolve_eth_l2_from_gid(ctx, &a, mac, &vid) == -EINVAL, "no GRH");
 	a.is_global = 1;
 	a.grh.sgid_index = 200;
-	EXPECT(ibv_resolve_eth_l2_from_gid(ctx, &a, mac, &vid) == EINVAL, "no such source GID");
+	EXPECT(ibv_resolve_eth_l2_from_gid(ctx, &a, mac, &vid) == -EINVAL, "no such source GID");
 	return 0;
 }
