@@ -144,10 +144,42 @@ Test(mad_parse, methods_other_than_send_refused)
 		     DROCE_MAD_BAD_METHOD, "Send with the R bit");
 }
 
+/* A CM-class MAD of attribute ClassPortInfo (0x0001) with method @p method. */
+static enum droce_mad_status class_port_info_with(uint8_t method)
+{
+	uint8_t *mad = cm_mad(DROCE_CM_ATTR_CLASS_PORT_INFO, DROCE_MAD_LEN);
+	enum droce_cm_msg msg = DROCE_CM_MSG_COUNT;
+	enum droce_mad_status st;
+
+	mad[3] = method;
+	st = droce_mad_parse(mad, DROCE_MAD_LEN, &msg);
+	cr_expect_eq(msg, DROCE_CM_MSG_COUNT, "method 0x%02x: no CM message set", method);
+	free(mad);
+	return st;
+}
+
+/* 16.7, 13.4.8.1: ClassPortInfo is the class's management attribute, not a CM message. */
+Test(mad_parse, class_port_info_is_not_malformed)
+{
+	cr_expect_eq(class_port_info_with(DROCE_MAD_METHOD_GET), DROCE_MAD_CLASS_PORT_INFO, "Get");
+	cr_expect_eq(class_port_info_with(DROCE_MAD_METHOD_SET), DROCE_MAD_CLASS_PORT_INFO, "Set");
+	cr_expect_eq(class_port_info_with(DROCE_MAD_METHOD_GET_RESP), DROCE_MAD_CLASS_PORT_INFO,
+		     "GetResp");
+	cr_expect_str_eq(droce_mad_status_name[DROCE_MAD_CLASS_PORT_INFO], "cm_class_port_info",
+			 "its name");
+}
+
+Test(mad_parse, class_port_info_with_other_methods_refused)
+{
+	cr_expect_eq(class_port_info_with(DROCE_MAD_METHOD_SEND), DROCE_MAD_BAD_METHOD, "Send");
+	cr_expect_eq(class_port_info_with(0x07), DROCE_MAD_BAD_METHOD, "Trap");
+	cr_expect_eq(class_port_info_with(DROCE_MAD_METHOD_SEND | DROCE_MAD_METHOD_RESP),
+		     DROCE_MAD_BAD_METHOD, "Send with the R bit");
+}
+
 Test(mad_parse, unknown_attributes_refused)
 {
-	static const uint16_t bad[] = {
-		0x0000, DROCE_CM_ATTR_CLASS_PORT_INFO, 0x000f, 0x001b, 0x0110, 0xffff};
+	static const uint16_t bad[] = {0x0000, 0x0002, 0x000f, 0x001b, 0x0110, 0xffff};
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
