@@ -491,13 +491,14 @@ ssize_t droce_cm_encode(void *mad, size_t cap, const struct droce_cm_decoded *d)
 int droce_cm_init(void *mad, size_t cap, enum droce_cm_msg msg, uint64_t tid);
 
 /**
- * Write into @p apr the APR that refuses the LAP @p lap (a MAD droce_mad_parse() accepted as
- * a LAP): the LAP's transaction ID, its communication IDs swapped, AP status
- * DROCE_CM_APR_UNSUPPORTED, no additional information, no private data (12.6.13; droce loads
- * no alternate path). Returns 0, -ENOSPC if @p cap is below 256, -EINVAL when @p lap is not a
- * LAP.
+ * Write into @p apr the APR that refuses the LAP of @p lap_len bytes at @p lap: the LAP's
+ * transaction ID, its communication IDs swapped, AP status DROCE_CM_APR_UNSUPPORTED, no
+ * additional information, no private data (12.6.13; droce loads no alternate path). @p lap
+ * is checked with droce_mad_parse() first, so nothing beyond @p lap_len is read. Returns 0,
+ * -ENOSPC if @p cap is below 256, -EINVAL when @p lap is malformed (anything
+ * droce_mad_parse() refuses) or not a LAP; @p apr is untouched on failure.
  */
-int droce_cm_apr_refuse(void *apr, size_t cap, const void *lap);
+int droce_cm_apr_refuse(void *apr, size_t cap, const void *lap, size_t lap_len);
 
 /* ------------------------------------------------------------ GSI over RoCEv2 (chapter 13) */
 

@@ -206,15 +206,17 @@ int droce_cm_init(void *mad, size_t cap, enum droce_cm_msg msg, uint64_t tid)
 	return 0;
 }
 
-int droce_cm_apr_refuse(void *apr, size_t cap, const void *lap)
+int droce_cm_apr_refuse(void *apr, size_t cap, const void *lap, size_t lap_len)
 {
 	struct droce_mad_fields h;
+	enum droce_cm_msg msg;
 	uint64_t local, remote;
 	int ret;
 
-	droce_mad_hdr_get(lap, &h);
-	if (h.attr_id != DROCE_CM_ATTR_LAP)
+	/* the LAP is a peer's: its length and header are checked before any field is read */
+	if (droce_mad_parse(lap, lap_len, &msg) != DROCE_MAD_OK || msg != DROCE_CM_LAP)
 		return -EINVAL;
+	droce_mad_hdr_get(lap, &h);
 	/* read before writing: @p apr may be @p lap */
 	local = droce_cm_get(lap, DROCE_CM_LAP_LOCAL_COMM_ID);
 	remote = droce_cm_get(lap, DROCE_CM_LAP_REMOTE_COMM_ID);
