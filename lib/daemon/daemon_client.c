@@ -448,8 +448,7 @@ static uint64_t resolve_now_ms(void)
  * address not asked about for DCLIENT_RESOLVING_IDLE_MS is given up first); NULL when the
  * connection already has DCLIENT_RESOLVING_MAX others under way.
  */
-static struct dresolving *resolving_slot(struct dclient *c, const union ibv_gid *gid,
-					 uint64_t now)
+static struct dresolving *resolving_slot(struct dclient *c, const union ibv_gid *gid, uint64_t now)
 {
 	struct dresolving *free_slot = NULL;
 

@@ -105,7 +105,8 @@ static int env_neigh(void *arg, const uint8_t ip[16], uint8_t mac[6])
 {
 	struct engine_pq *pq = arg;
 	struct engine_port *p = pq->port;
-	int rc = droce_neigh_resolve(p->neigh, ip, engine_neigh_lock(&droce_engine, p, now_us(&droce_engine)), mac);
+	int rc = droce_neigh_resolve(
+		p->neigh, ip, engine_neigh_lock(&droce_engine, p, now_us(&droce_engine)), mac);
 
 	engine_neigh_unlock(&droce_engine, p);
 	/* our own address: a QP talking to another QP of this port */
@@ -148,7 +149,8 @@ static unsigned int unres_flush(struct engine_pq *pq, uint64_t now)
 		uint8_t mac[6];
 		int rc;
 
-		rc = droce_neigh_resolve(p->neigh, u->ip, engine_neigh_lock(&droce_engine, p, now), mac);
+		rc = droce_neigh_resolve(p->neigh, u->ip, engine_neigh_lock(&droce_engine, p, now),
+					 mac);
 		engine_neigh_unlock(&droce_engine, p);
 		if (rc == 0) {
 			struct rte_ether_hdr *eth = rte_pktmbuf_mtod(u->m, struct rte_ether_hdr *);
@@ -265,7 +267,8 @@ static void rx_other(struct engine_pq *pq, struct rte_mbuf *m, uint64_t now)
 
 	pq->rx.not_roce++;
 	if (frame != NULL) {
-		r = droce_neigh_rx(p->neigh, frame, len, engine_neigh_lock(&droce_engine, p, now), &reply);
+		r = droce_neigh_rx(p->neigh, frame, len, engine_neigh_lock(&droce_engine, p, now),
+				   &reply);
 		engine_neigh_unlock(&droce_engine, p);
 	}
 	if (r == DROCE_NEIGH_REPLY && reply.len > 0) {

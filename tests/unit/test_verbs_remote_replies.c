@@ -38,20 +38,21 @@ static pthread_t server;
 static unsigned int destroys; /* DESTROY_* requests the stand-in answered */
 
 /* The stand-in runs on its own thread, where Criterion's asserts cannot stop the test. */
-#define SERVER_CHECK(cond, what)                                                 \
-	do {                                                                     \
-		if (!(cond)) {                                                   \
+#define SERVER_CHECK(cond, what)                                               \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
 			fprintf(stderr, "stand-in droced: %s failed\n", what); \
-			abort();                                                 \
-		}                                                                \
+			abort();                                               \
+		}                                                              \
 	} while (0)
 
 static int event_ring(uint64_t *len)
 {
 	size_t l;
-	int fd = droce_dproto_memfd("fake-events", droce_ring_mem_size(DROCE_DPROTO_EVENT_SLOTS,
-								       sizeof(struct droce_dproto_event)),
-				    0, &l);
+	int fd = droce_dproto_memfd(
+		"fake-events",
+		droce_ring_mem_size(DROCE_DPROTO_EVENT_SLOTS, sizeof(struct droce_dproto_event)), 0,
+		&l);
 	void *m;
 
 	SERVER_CHECK(fd >= 0, "event ring memfd");
@@ -197,8 +198,7 @@ static void create_cq_fails(enum bad_queue how, const char *what)
 	ctx = open_device();
 	errno = 0;
 	cr_expect_null(ibv_create_cq(ctx, 16, NULL, NULL, 0), "%s: no CQ", what);
-	cr_expect_eq(errno, EPROTO, "%s: errno %d (%s), want EPROTO", what, errno,
-		     strerror(errno));
+	cr_expect_eq(errno, EPROTO, "%s: errno %d (%s), want EPROTO", what, errno, strerror(errno));
 	cr_expect_neq(fcntl(0, F_GETFD), -1, "%s: descriptor 0 is still open", what);
 	cr_expect_eq(__atomic_load_n(&destroys, __ATOMIC_RELAXED), 1u,
 		     "%s: droced is told to destroy the CQ it made", what);
@@ -218,8 +218,7 @@ static void create_srq_fails(enum bad_queue how, const char *what)
 	cr_assert_not_null(pd, "a PD: %s", strerror(errno));
 	errno = 0;
 	cr_expect_null(ibv_create_srq(pd, &a), "%s: no SRQ", what);
-	cr_expect_eq(errno, EPROTO, "%s: errno %d (%s), want EPROTO", what, errno,
-		     strerror(errno));
+	cr_expect_eq(errno, EPROTO, "%s: errno %d (%s), want EPROTO", what, errno, strerror(errno));
 	cr_expect_neq(fcntl(0, F_GETFD), -1, "%s: descriptor 0 is still open", what);
 	ibv_close_device(ctx);
 	stop();
