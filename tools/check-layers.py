@@ -5,9 +5,10 @@
     check-layers.py --build DIR                     every rule over the tree (the style suite)
 
 Rules:
-- a component's files include only its own headers, include/'s public ones, and the
-  droce_*.h headers of the components its meson.build lists in `deps`, each of which comes
-  before it in lib/meson.build's `components`;
+- a component's files (its folder and every folder under it) include only its own headers,
+  include/'s public ones, and the droce_*.h headers of the components its meson.build lists
+  in `deps`, each of which comes before it in lib/meson.build's `components`; "quoted" and
+  <angle-bracket> includes alike, since the build's include path finds both;
 - a header that is not a droce_*.h one (verbs_priv.h, verbs_limits.h ...) is private to its
   component: no other includes it;
 - rte_ethdev.h and the rte_eth_* API appear in lib/port only, and so do DPDK driver names
@@ -48,8 +49,25 @@ def declared_deps(name):
 
 
 def files_of(folder, exts=('.c', '.h')):
-    path = os.path.join(ROOT, folder)
-    return sorted(os.path.join(folder, f) for f in os.listdir(path) if f.endswith(exts))
+    """The files of @folder and of every folder under it, relative to the tree's root."""
+    found = []
+    for dirpath, _, names in os.walk(os.path.join(ROOT, folder)):
+        rel = os.path.relpath(dirpath, ROOT)
+        found += [os.path.join(rel, n) for n in names if n.endswith(exts)]
+    return sorted(found)
+
+
+def included(text, owners):
+    """The headers @text includes that the tree has: every "quoted" one; an <angled> one
+    when it names a header of the tree without a folder (<droce_wire.h>, <verbs_priv.h>) or
+    is a droce_*.h one in a folder (<droce/droce_x.h>); <infiniband/verbs.h> and the system's
+    others are not droce's."""
+    names = INCLUDE_RE.findall(text)
+    for inc in SYSTEM_INCLUDE_RE.findall(text):
+        base = os.path.basename(inc)
+        if ('/' not in inc and base in owners) or base.startswith('droce_'):
+            names.append(inc)
+    return names
 
 
 def header_owners(names):
@@ -70,7 +88,7 @@ def check_component(name, order, owners):
                             f'component before {name!r} in lib/meson.build')
     for f in files_of(os.path.join('lib', name)):
         text = open(os.path.join(ROOT, f)).read()
-        for inc in INCLUDE_RE.findall(text):
+        for inc in included(text, owners):
             owner = owners.get(os.path.basename(inc))
             if owner is None or owner in ('include', name):
                 continue
@@ -117,7 +135,7 @@ def public_headers(owners):
         if h in seen or h not in paths:
             continue
         seen.add(h)
-        todo += INCLUDE_RE.findall(open(os.path.join(ROOT, paths[h])).read())
+        todo += included(open(os.path.join(ROOT, paths[h])).read(), owners)
     return seen
 
 

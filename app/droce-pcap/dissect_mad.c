@@ -183,32 +183,12 @@ static void print_cma(FILE *out, bool json, const uint8_t *mad, enum droce_cm_ms
 	fputs(json ? "}" : "}\n", out);
 }
 
-void dissect_mad_print(FILE *out, enum dissect_format fmt, const struct pcap_frame *fr,
-		       const struct droce_pkt *pkt)
+/* The MAD header; @p attr_name names its attribute. */
+static void print_mad_hdr(FILE *out, bool json, const uint8_t *mad, const char *attr_name,
+			  const char *indent)
 {
-	const bool json = fmt == FORMAT_JSON;
-	const char *indent = "        ";
-	const struct droce_cm_msg_info *mi;
 	struct droce_mad_fields h;
-	enum droce_mad_status st;
-	enum droce_cm_msg msg;
-	const uint8_t *mad;
-	unsigned int f;
 
-	if (fmt == FORMAT_NONE || pkt->qpn != DROCE_GSI_QPN)
-		return;
-	st = droce_gsi_parse(pkt, fr->data, &msg);
-	if (st == DROCE_MAD_NOT_GSI)
-		return;
-	if (st != DROCE_MAD_OK) {
-		if (json)
-			fprintf(out, ",\"mad_error\":\"%s\"", droce_mad_status_name[st]);
-		else
-			fprintf(out, "%sMAD MALFORMED %s\n", indent, droce_mad_status_name[st]);
-		return;
-	}
-	mad = fr->data + pkt->payload_off;
-	mi = &droce_cm_msg_table[msg];
 	droce_mad_hdr_get(mad, &h);
 	if (json)
 		fprintf(out,
@@ -225,7 +205,40 @@ void dissect_mad_print(FILE *out, enum dissect_format fmt, const struct pcap_fra
 			" attr_id=0x%04x(%s) resv=0x%04x attr_mod=0x%08" PRIx32 "}\n",
 			indent, h.base_version, h.mgmt_class, h.class_version, h.method,
 			mad_method_name(h.method), h.status, h.class_specific, h.tid, h.attr_id,
-			mi->name, h.resv, h.attr_mod);
+			attr_name, h.resv, h.attr_mod);
+}
+
+void dissect_mad_print(FILE *out, enum dissect_format fmt, const struct pcap_frame *fr,
+		       const struct droce_pkt *pkt)
+{
+	const bool json = fmt == FORMAT_JSON;
+	const char *indent = "        ";
+	const struct droce_cm_msg_info *mi;
+	enum droce_mad_status st;
+	enum droce_cm_msg msg;
+	const uint8_t *mad;
+	unsigned int f;
+
+	if (fmt == FORMAT_NONE || pkt->qpn != DROCE_GSI_QPN)
+		return;
+	st = droce_gsi_parse(pkt, fr->data, &msg);
+	if (st == DROCE_MAD_NOT_GSI)
+		return;
+	/* the CM class's management attribute (16.7): its header, no CM message */
+	if (st == DROCE_MAD_CLASS_PORT_INFO) {
+		print_mad_hdr(out, json, fr->data + pkt->payload_off, "ClassPortInfo", indent);
+		return;
+	}
+	if (st != DROCE_MAD_OK) {
+		if (json)
+			fprintf(out, ",\"mad_error\":\"%s\"", droce_mad_status_name[st]);
+		else
+			fprintf(out, "%sMAD MALFORMED %s\n", indent, droce_mad_status_name[st]);
+		return;
+	}
+	mad = fr->data + pkt->payload_off;
+	mi = &droce_cm_msg_table[msg];
+	print_mad_hdr(out, json, mad, mi->name, indent);
 	if (json)
 		fprintf(out, ",\"cm\":{\"msg\":\"%s\"", mi->name);
 	else

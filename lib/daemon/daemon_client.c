@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon_priv.h"
@@ -434,13 +435,60 @@ static int op_create_ah(struct dclient *c, struct dreq *r)
 	return 0;
 }
 
+static uint64_t resolve_now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u + 1; /* never 0 */
+}
+
+/*
+ * The slot of @p gid among @p c's resolutions under way: its own, else a free one (an
+ * address not asked about for DCLIENT_RESOLVING_IDLE_MS is given up first); NULL when the
+ * connection already has DCLIENT_RESOLVING_MAX others under way.
+ */
+static struct dresolving *resolving_slot(struct dclient *c, const union ibv_gid *gid, uint64_t now)
+{
+	struct dresolving *free_slot = NULL;
+
+	for (unsigned int i = 0; i < DCLIENT_RESOLVING_MAX; i++) {
+		struct dresolving *s = &c->resolving[i];
+
+		if (s->asked_ms != 0 && now - s->asked_ms > DCLIENT_RESOLVING_IDLE_MS)
+			s->asked_ms = 0;
+		if (s->asked_ms != 0 && memcmp(&s->gid, gid, sizeof(*gid)) == 0)
+			return s;
+		if (s->asked_ms == 0 && free_slot == NULL)
+			free_slot = s;
+	}
+	return free_slot;
+}
+
 static int op_resolve(struct dclient *c, struct dreq *r)
 {
 	const struct droce_dproto_resolve_req *q = (const void *)r->body;
 	struct droce_dproto_resolve_rep *p = (void *)r->rep;
+	uint64_t now = resolve_now_ms();
+	struct dresolving *s = resolving_slot(c, &q->gid, now);
+	int rc;
 
+	/*
+	 * The neighbour table is every connection's: one connection may keep at most
+	 * DCLIENT_RESOLVING_MAX of its entries in resolution (each one a request a second on
+	 * the wire and a place in the table), so that it cannot fill the table for the others.
+	 */
+	if (s == NULL)
+		return EBUSY;
 	/* one step: EAGAIN while the requests are out, and the application asks again */
-	return -droce_verbs_resolve_l2_step(c->ctx, &q->gid, p->mac);
+	rc = -droce_verbs_resolve_l2_step(c->ctx, &q->gid, p->mac);
+	if (rc == EAGAIN) {
+		s->gid = q->gid;
+		s->asked_ms = now;
+	} else {
+		s->asked_ms = 0;
+	}
+	return rc;
 }
 
 /* Destroy one object through droced's verbs. 0 or the verbs call's errno. */

@@ -44,6 +44,19 @@ struct dtag {
 };
 
 /** One connection: one application context. */
+/*
+ * Addresses one connection may have droced's shared neighbour table resolve at once, and
+ * how long one it stops asking about stays its (its application asks every 20 ms at most).
+ */
+#define DCLIENT_RESOLVING_MAX     8u
+#define DCLIENT_RESOLVING_IDLE_MS 1000u
+
+/** An address a connection's resolution is waiting for (RESOLVE_L2 answered EAGAIN). */
+struct dresolving {
+	union ibv_gid gid;
+	uint64_t asked_ms; /* last asked at (CLOCK_MONOTONIC); 0: a free slot */
+};
+
 struct dclient {
 	struct droce_daemon *d;
 	unsigned int id;
@@ -60,6 +73,7 @@ struct dclient {
 	bool ev_throttled; /* the ring was full: the context's events wait */
 	struct dobj *objs; /* handle -> object; 0 is never a handle */
 	uint32_t n_objs, live;
+	struct dresolving resolving[DCLIENT_RESOLVING_MAX];
 	struct dclient *next;
 };
 

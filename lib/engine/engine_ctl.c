@@ -123,28 +123,19 @@ static struct engine_port *port_by_name(struct engine *e, const char *name)
 	return NULL;
 }
 
-/*
- * On lcore 0, which sends the requests the table lists: the table with its own clock, which
- * never goes back (engine_loop.c takes it the same way when several lcores share it).
- */
+/* On lcore 0, which sends the requests the table lists: the table as the lcores take it. */
 static int neigh_resolve_on(struct engine_lcore *lc, struct engine_cmd *c)
 {
 	struct engine *e = lc->e;
 	struct engine_port *p = port_by_name(e, c->name);
-	uint64_t now = rte_get_timer_cycles() / e->hz_per_us;
 	int rc;
 
 	if (p == NULL)
 		return -ENOENT;
-	if (e->multi) {
-		rte_spinlock_lock(&p->neigh_lock);
-		if (now < p->neigh_now)
-			now = p->neigh_now;
-		p->neigh_now = now;
-	}
-	rc = droce_neigh_resolve(p->neigh, c->ip, now, c->mac);
-	if (e->multi)
-		rte_spinlock_unlock(&p->neigh_lock);
+	rc = droce_neigh_resolve(p->neigh, c->ip,
+				 engine_neigh_lock(e, p, rte_get_timer_cycles() / e->hz_per_us),
+				 c->mac);
+	engine_neigh_unlock(e, p);
 	return rc;
 }
 

@@ -43,30 +43,6 @@ static uint64_t now_us(const struct engine *e)
 
 /* ---- what the lcores of a port share: locked only when there are several */
 
-/*
- * The neighbour table is taken under its lock and with its own clock: each lcore reads the
- * time at the top of its pass, so one lcore's "now" can be a little older than what
- * another has just stamped an entry with; the table needs its time never to go back (an
- * age computed backwards would expire a fresh entry). Returns the table's now, @p now or
- * later.
- */
-static uint64_t neigh_lock(struct engine_port *p, uint64_t now)
-{
-	if (!droce_engine.multi)
-		return now;
-	rte_spinlock_lock(&p->neigh_lock);
-	if (now < p->neigh_now)
-		return p->neigh_now;
-	p->neigh_now = now;
-	return now;
-}
-
-static void neigh_unlock(struct engine_port *p)
-{
-	if (droce_engine.multi)
-		rte_spinlock_unlock(&p->neigh_lock);
-}
-
 static void capture(struct engine_port *p, const struct rte_mbuf *m)
 {
 	if (droce_engine.multi) {
@@ -129,9 +105,10 @@ static int env_neigh(void *arg, const uint8_t ip[16], uint8_t mac[6])
 {
 	struct engine_pq *pq = arg;
 	struct engine_port *p = pq->port;
-	int rc = droce_neigh_resolve(p->neigh, ip, neigh_lock(p, now_us(&droce_engine)), mac);
+	int rc = droce_neigh_resolve(
+		p->neigh, ip, engine_neigh_lock(&droce_engine, p, now_us(&droce_engine)), mac);
 
-	neigh_unlock(p);
+	engine_neigh_unlock(&droce_engine, p);
 	/* our own address: a QP talking to another QP of this port */
 	if (rc == -EINVAL) {
 		for (unsigned int i = 0; i < p->addr.gid_count; i++) {
@@ -172,8 +149,9 @@ static unsigned int unres_flush(struct engine_pq *pq, uint64_t now)
 		uint8_t mac[6];
 		int rc;
 
-		rc = droce_neigh_resolve(p->neigh, u->ip, neigh_lock(p, now), mac);
-		neigh_unlock(p);
+		rc = droce_neigh_resolve(p->neigh, u->ip, engine_neigh_lock(&droce_engine, p, now),
+					 mac);
+		engine_neigh_unlock(&droce_engine, p);
 		if (rc == 0) {
 			struct rte_ether_hdr *eth = rte_pktmbuf_mtod(u->m, struct rte_ether_hdr *);
 
@@ -289,8 +267,9 @@ static void rx_other(struct engine_pq *pq, struct rte_mbuf *m, uint64_t now)
 
 	pq->rx.not_roce++;
 	if (frame != NULL) {
-		r = droce_neigh_rx(p->neigh, frame, len, neigh_lock(p, now), &reply);
-		neigh_unlock(p);
+		r = droce_neigh_rx(p->neigh, frame, len, engine_neigh_lock(&droce_engine, p, now),
+				   &reply);
+		engine_neigh_unlock(&droce_engine, p);
 	}
 	if (r == DROCE_NEIGH_REPLY && reply.len > 0) {
 		struct rte_mbuf *o = rte_pktmbuf_alloc(p->port.pool);
@@ -461,17 +440,17 @@ static void neigh_requests(struct engine_pq *pq, uint64_t now)
 	struct droce_neigh_req reqs[4];
 	unsigned int n, i;
 
-	n = droce_neigh_pending(p->neigh, neigh_lock(p, now), reqs, 4);
-	neigh_unlock(p);
+	n = droce_neigh_pending(p->neigh, engine_neigh_lock(&droce_engine, p, now), reqs, 4);
+	engine_neigh_unlock(&droce_engine, p);
 	for (i = 0; i < n; i++) {
 		struct droce_neigh_frame f;
 		struct rte_mbuf *m;
 		char *d;
 		int rc;
 
-		neigh_lock(p, now);
+		engine_neigh_lock(&droce_engine, p, now);
 		rc = droce_neigh_build_request(p->neigh, &reqs[i], &f);
-		neigh_unlock(p);
+		engine_neigh_unlock(&droce_engine, p);
 		if (rc != 0)
 			continue;
 		m = rte_pktmbuf_alloc(p->port.pool);

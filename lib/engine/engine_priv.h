@@ -92,7 +92,7 @@ struct engine_port {
 	/* several lcores share the neighbour table and the capture: each has a lock, taken
 	 * only when the engine runs more than one lcore (engine.multi) */
 	rte_spinlock_t neigh_lock, cap_lock;
-	uint64_t neigh_now; /* the neighbour table's clock (engine_loop.c neigh_lock()) */
+	uint64_t neigh_now; /* the neighbour table's clock (engine_neigh_lock()) */
 	/* capture of what the device receives and is given: NULL on the fast path */
 	struct droce_capture *cap;
 	struct engine_pq pq[ENGINE_LCORES_MAX];
@@ -238,6 +238,31 @@ struct engine {
 };
 
 extern struct engine droce_engine;
+
+/*
+ * The neighbour table of @p p, taken under its lock and with its own clock: each lcore reads
+ * the time at the top of its pass, so one lcore's "now" can be a little older than what
+ * another (or the control path on lcore 0) has just stamped an entry with; the table needs
+ * its time never to go back (an age computed backwards would expire a fresh entry). Locked
+ * only when @p e runs several lcores. Returns the table's now, @p now or later.
+ */
+static inline uint64_t engine_neigh_lock(const struct engine *e, struct engine_port *p,
+					 uint64_t now)
+{
+	if (!e->multi)
+		return now;
+	rte_spinlock_lock(&p->neigh_lock);
+	if (now < p->neigh_now)
+		return p->neigh_now;
+	p->neigh_now = now;
+	return now;
+}
+
+static inline void engine_neigh_unlock(const struct engine *e, struct engine_port *p)
+{
+	if (e->multi)
+		rte_spinlock_unlock(&p->neigh_lock);
+}
 
 /* engine_ctl.c */
 int engine_cmd_run(struct engine_cmd *cmd);

@@ -100,6 +100,7 @@ struct ibv_cq_ex *droce_create_cq_ex(struct ibv_context *context, struct ibv_cq_
 		errno = ENOMEM;
 		return NULL;
 	}
+	cq->shm.fd = -1; /* no memory yet: an error path must not close descriptor 0 */
 	cq->single_threaded = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 			      (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
 	cq->wc_flags = attr->wc_flags;

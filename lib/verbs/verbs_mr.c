@@ -135,18 +135,23 @@ int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr, 
 	int rc = 0;
 
 	/*
-	 * Input errors, as libibverbs detects them before the provider: unknown
-	 * flags, a translation without a range, access bits without
-	 * CHANGE_ACCESS, a new PD that is missing or of another context.
+	 * rdma-core's own front checks, the only ones answered IBV_REREG_MR_ERR_INPUT: unknown
+	 * flags, a translation without a range, access bits without CHANGE_ACCESS.
 	 */
 	if ((flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
 	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (addr == NULL || length == 0)) ||
-	    (access != 0 && !(flags & IBV_REREG_MR_CHANGE_ACCESS)) ||
-	    ((flags & IBV_REREG_MR_CHANGE_PD) && (pd == NULL || pd->context != ibmr->context))) {
+	    (access != 0 && !(flags & IBV_REREG_MR_CHANGE_ACCESS))) {
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
 	}
-	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION)
+	/*
+	 * Everything past them is the command's to judge, as the kernel judges it behind
+	 * rdma-core (the PD handle, the range, the rights, flags 0): IBV_REREG_MR_ERR_CMD with
+	 * errno set, and the old MR still valid.
+	 */
+	if ((flags & IBV_REREG_MR_CHANGE_PD) && (pd == NULL || pd->context != ibmr->context))
+		rc = -EINVAL;
+	if (rc == 0 && (flags & IBV_REREG_MR_CHANGE_TRANSLATION))
 		rc = check_range(addr, length);
 	if (rc == 0 && (flags & IBV_REREG_MR_CHANGE_ACCESS))
 		rc = check_access((unsigned int)access, &acc);
@@ -155,7 +160,7 @@ int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr, 
 			     ->rereg_mr(mr, (unsigned int)flags, new_pd, addr, length, acc);
 	if (rc != 0) {
 		errno = -rc;
-		return IBV_REREG_MR_ERR_INPUT; /* the old MR is still valid */
+		return IBV_REREG_MR_ERR_CMD;
 	}
 	if (new_pd != ibmr->pd) {
 		droce_pd_put(to_dpd(ibmr->pd));

@@ -6,7 +6,8 @@
  * (doc/neighbours.md): the embedded engine's table, or droced's. The backend
  * answers one step at a time and -EAGAIN while the requests are out; this
  * waits for the answer as the kernel's resolution does, until the table gives
- * up (three requests a second apart) or RESOLVE_WAIT_MS have passed.
+ * up (three requests a second apart) or RESOLVE_WAIT_MS have passed. As in
+ * rdma-core, the result is 0 or a negative errno value.
  */
 #include <errno.h>
 #include <string.h>
@@ -58,9 +59,10 @@ int ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr 
 	uint32_t pause = RESOLVE_POLL_MIN_US;
 	int rc;
 
-	if (attr == NULL || eth_mac == NULL || vid == NULL || attr->port_num != 1 ||
-	    !attr->is_global || attr->grh.sgid_index >= d->gid_count)
-		return EINVAL;
+	/* rdma-core returns these negative (-EINVAL, -EHOSTUNREACH), unlike most verbs */
+	if (attr == NULL || eth_mac == NULL || attr->port_num != 1 || !attr->is_global ||
+	    attr->grh.sgid_index >= d->gid_count)
+		return -EINVAL;
 	for (;;) {
 		rc = droce_verbs_resolve_l2_step(context, &attr->grh.dgid, eth_mac);
 		if (rc != -EAGAIN)
@@ -73,8 +75,7 @@ int ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr 
 		if (pause < RESOLVE_POLL_MAX_US)
 			pause *= 2;
 	}
-	if (rc == 0)
-		*vid = 0xffff; /* droce ports are untagged */
-	/* libibverbs: 0 or the errno value */
-	return -rc;
+	if (rc == 0 && vid != NULL)
+		*vid = 0xffff; /* droce ports are untagged; a NULL vid is not asked for */
+	return rc;
 }

@@ -76,6 +76,7 @@ struct ibv_qp *droce_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 		errno = ENOMEM;
 		return NULL;
 	}
+	qp->shm.fd = -1; /* no memory yet: an error path must not close descriptor 0 */
 	qp->privileged = -1;
 	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);

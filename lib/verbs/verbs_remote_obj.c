@@ -42,9 +42,16 @@ int droce_remote_dealloc_pd(struct droce_pd *pd)
 	return droce_remote_destroy(pd->ibpd.context, DPROTO_DEALLOC_PD, pd->remote_handle, NULL);
 }
 
-/* The memory droced sent for a queue, mapped; the rings' offsets checked against it. */
+/*
+ * The memory droced sent for a queue, mapped; the rings' offsets checked against it. @p m
+ * holds nothing before anything can fail: the caller's error path frees it, and a
+ * descriptor of 0 there would close the application's standard input.
+ */
 static int queue_map(int fd, const struct droce_dproto_shm *s, size_t ctl_len, struct droce_shm *m)
 {
+	m->addr = NULL;
+	m->len = 0;
+	m->fd = -1;
 	if (fd < 0)
 		return -EPROTO;
 	if (s->ring_off[0] < ctl_len || s->ring_off[1] < ctl_len) {

@@ -35,6 +35,7 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 		errno = ENOMEM;
 		return NULL;
 	}
+	srq->shm.fd = -1; /* no memory yet: an error path must not close descriptor 0 */
 	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_mutex_init(&srq->ibsrq.mutex, NULL);
 	pthread_cond_init(&srq->ibsrq.cond, NULL);

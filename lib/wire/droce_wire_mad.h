@@ -432,15 +432,21 @@ enum droce_cm_sidr_status {
 
 /* ------------------------------------------------------------ parsing and building */
 
-/** Why a MAD was refused. Everything but OK and NOT_CM is malformed: dropped and counted. */
+/**
+ * Why a MAD was refused. Everything but OK, NOT_CM and CLASS_PORT_INFO is malformed: dropped
+ * and counted.
+ */
 enum droce_mad_status {
 	DROCE_MAD_OK = 0,
 	DROCE_MAD_NOT_CM,            /**< a management class other than CM: not ours */
+	DROCE_MAD_CLASS_PORT_INFO,   /**< the CM class's ClassPortInfo Get/Set/GetResp: well
+				      *   formed, but class management, not a CM message */
 	DROCE_MAD_TRUNC,             /**< shorter than 256 bytes */
 	DROCE_MAD_TOO_LONG,          /**< longer than 256 bytes: a GSI packet carries one MAD */
 	DROCE_MAD_BAD_BASE_VERSION,  /**< base version other than 1 (13.4.2) */
 	DROCE_MAD_BAD_CLASS_VERSION, /**< CM class version other than 2 (12.6) */
-	DROCE_MAD_BAD_METHOD,        /**< a CM message not sent with Send (12.6) */
+	DROCE_MAD_BAD_METHOD,        /**< a CM message not sent with Send (12.6), or ClassPortInfo
+				      *   with a method other than Get, Set, GetResp (13.4.8.1) */
 	DROCE_MAD_BAD_ATTR,          /**< an attribute ID that names no CM message */
 	DROCE_MAD_BAD_INFO_LEN,      /**< ARI / additional information longer than 72 bytes */
 	DROCE_MAD_NOT_GSI,           /**< not a UD SEND Only to QP1 (droce_gsi_parse) */
@@ -454,7 +460,8 @@ extern const char *const droce_mad_status_name[DROCE_MAD_STATUS_COUNT];
 /**
  * Check @p len bytes at @p mad as one CM MAD: length, base version, class, class version,
  * method, attribute, the lengths its fields announce. Reads nothing unless @p len is 256.
- * On DROCE_MAD_OK, @p msg (may be NULL) is the message.
+ * On DROCE_MAD_OK, @p msg (may be NULL) is the message; a well-formed ClassPortInfo of the CM
+ * class is DROCE_MAD_CLASS_PORT_INFO, with no message.
  */
 enum droce_mad_status droce_mad_parse(const void *mad, size_t len, enum droce_cm_msg *msg);
 
@@ -484,13 +491,14 @@ ssize_t droce_cm_encode(void *mad, size_t cap, const struct droce_cm_decoded *d)
 int droce_cm_init(void *mad, size_t cap, enum droce_cm_msg msg, uint64_t tid);
 
 /**
- * Write into @p apr the APR that refuses the LAP @p lap (a MAD droce_mad_parse() accepted as
- * a LAP): the LAP's transaction ID, its communication IDs swapped, AP status
- * DROCE_CM_APR_UNSUPPORTED, no additional information, no private data (12.6.13; droce loads
- * no alternate path). Returns 0, -ENOSPC if @p cap is below 256, -EINVAL when @p lap is not a
- * LAP.
+ * Write into @p apr the APR that refuses the LAP of @p lap_len bytes at @p lap: the LAP's
+ * transaction ID, its communication IDs swapped, AP status DROCE_CM_APR_UNSUPPORTED, no
+ * additional information, no private data (12.6.13; droce loads no alternate path). @p lap
+ * is checked with droce_mad_parse() first, so nothing beyond @p lap_len is read. Returns 0,
+ * -ENOSPC if @p cap is below 256, -EINVAL when @p lap is malformed (anything
+ * droce_mad_parse() refuses) or not a LAP; @p apr is untouched on failure.
  */
-int droce_cm_apr_refuse(void *apr, size_t cap, const void *lap);
+int droce_cm_apr_refuse(void *apr, size_t cap, const void *lap, size_t lap_len);
 
 /* ------------------------------------------------------------ GSI over RoCEv2 (chapter 13) */
 

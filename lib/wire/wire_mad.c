@@ -13,6 +13,7 @@
 const char *const droce_mad_status_name[DROCE_MAD_STATUS_COUNT] = {
 	[DROCE_MAD_OK] = "ok",
 	[DROCE_MAD_NOT_CM] = "not_cm",
+	[DROCE_MAD_CLASS_PORT_INFO] = "cm_class_port_info",
 	[DROCE_MAD_TRUNC] = "mad_trunc",
 	[DROCE_MAD_TOO_LONG] = "mad_too_long",
 	[DROCE_MAD_BAD_BASE_VERSION] = "mad_bad_base_version",
@@ -110,6 +111,16 @@ enum droce_mad_status droce_mad_parse(const void *mad, size_t len, enum droce_cm
 	/* 12.6: the CM of this release speaks class version 2 */
 	if (h.class_version != DROCE_MAD_CM_CLASS_VERSION)
 		return DROCE_MAD_BAD_CLASS_VERSION;
+	/*
+	 * 16.7: the CM class also carries ClassPortInfo, the class management attribute of
+	 * 13.4.8.1, read with Get (or written with Set) and answered with GetResp: well formed,
+	 * but no CM message.
+	 */
+	if (h.attr_id == DROCE_CM_ATTR_CLASS_PORT_INFO)
+		return h.method == DROCE_MAD_METHOD_GET || h.method == DROCE_MAD_METHOD_SET ||
+				       h.method == DROCE_MAD_METHOD_GET_RESP
+			       ? DROCE_MAD_CLASS_PORT_INFO
+			       : DROCE_MAD_BAD_METHOD;
 	/* 12.6: every CM message is sent with the Send method, not as a response */
 	if (h.method != DROCE_MAD_METHOD_SEND)
 		return DROCE_MAD_BAD_METHOD;
@@ -195,15 +206,17 @@ int droce_cm_init(void *mad, size_t cap, enum droce_cm_msg msg, uint64_t tid)
 	return 0;
 }
 
-int droce_cm_apr_refuse(void *apr, size_t cap, const void *lap)
+int droce_cm_apr_refuse(void *apr, size_t cap, const void *lap, size_t lap_len)
 {
 	struct droce_mad_fields h;
+	enum droce_cm_msg msg;
 	uint64_t local, remote;
 	int ret;
 
-	droce_mad_hdr_get(lap, &h);
-	if (h.attr_id != DROCE_CM_ATTR_LAP)
+	/* the LAP is a peer's: its length and header are checked before any field is read */
+	if (droce_mad_parse(lap, lap_len, &msg) != DROCE_MAD_OK || msg != DROCE_CM_LAP)
 		return -EINVAL;
+	droce_mad_hdr_get(lap, &h);
 	/* read before writing: @p apr may be @p lap */
 	local = droce_cm_get(lap, DROCE_CM_LAP_LOCAL_COMM_ID);
 	remote = droce_cm_get(lap, DROCE_CM_LAP_REMOTE_COMM_ID);

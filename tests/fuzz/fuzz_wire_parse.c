@@ -561,6 +561,9 @@ static void fuzz_mad(const uint8_t *bytes, size_t len)
 		FUZZ_CHECK(droce_cm_encode(out, sizeof(out), &d) == DROCE_MAD_LEN);
 		FUZZ_CHECK(memcmp(out, mad, DROCE_MAD_LEN) == 0);
 	}
+	/* the refusal of a LAP reads only what it was given: a LAP parse accepts, nothing else */
+	FUZZ_CHECK((droce_cm_apr_refuse(out, sizeof(out), mad, len) == 0) ==
+		   (st == DROCE_MAD_OK && d.msg == DROCE_CM_LAP));
 	if (droce_cma_hdr_decode(mad, len, &c) == 0) {
 		FUZZ_CHECK(droce_cma_hdr_encode(out, sizeof(out), &c) == 0);
 		FUZZ_CHECK(memcmp(out, mad, DROCE_CMA_HDR_LEN) == 0);

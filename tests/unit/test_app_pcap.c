@@ -529,6 +529,38 @@ static void expect_malformed_mad(uint32_t at, uint8_t value, const char *reason)
 	cr_expect_eq(count_of(out, "        CM "), 4, "the other four MADs still dissected");
 }
 
+/* The MAD made a ClassPortInfo (attribute 0x0001) Get, the ICRC made good again. */
+static void set_class_port_info_get(u_char *frame, uint32_t *len, uint32_t unused)
+{
+	struct droce_parse_cfg cfg = DROCE_PARSE_CFG_DEFAULT;
+	struct droce_pkt pkt;
+	u_char *mad;
+
+	(void)unused;
+	cr_assert_eq(droce_parse(frame, *len, &cfg, &pkt), DROCE_PARSE_OK);
+	mad = frame + pkt.payload_off;
+	mad[3] = DROCE_MAD_METHOD_GET;
+	mad[16] = 0x00;
+	mad[17] = 0x01;
+	droce_build_trailer(frame, &pkt);
+}
+
+/* The REQ (frame 17) turned into a ClassPortInfo Get (16.7): its header, not MALFORMED. */
+Test(app_pcap, cm_class_port_info_is_not_malformed)
+{
+	char *path = tmp_path();
+	char args[256];
+
+	write_edited("linux-rxe-rping_cm.pcap", path, 17, set_class_port_info_get, 0);
+	snprintf(args, sizeof(args), "'%s'", path);
+	cr_expect_eq(run_pcap(args), 0, "the frame itself is well formed: %s", out);
+	cr_expect_null(strstr(out, "MALFORMED"), "a ClassPortInfo Get called malformed: %s", out);
+	cr_expect_eq(count_of(out, "method=0x01(Get) "), 1, "a Get: %s", out);
+	cr_expect_eq(count_of(out, "attr_id=0x0001(ClassPortInfo)"), 1, "the MAD named: %s", out);
+	cr_expect_eq(count_of(out, "        CM "), 4, "no CM message for it, the four others");
+	unlink(path);
+}
+
 Test(app_pcap, cm_malformed_mads_named)
 {
 	expect_malformed_mad(0, 2, "mad_bad_base_version");

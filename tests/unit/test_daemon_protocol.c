@@ -190,6 +190,35 @@ Test(daemon_protocol, a_connection_has_max_objects)
 	still_serves();
 }
 
+/* RESOLVE_L2 of 10.9.0.<host> (droced's device 0 is on 10.9.0.0/24); the reply's status. */
+static int resolve_host(int s, uint8_t host)
+{
+	struct droce_dproto_resolve_req q = {
+		.gid = {.raw = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 9, 0, host}}};
+	struct droce_dproto_resolve_rep r;
+
+	return ask(s, DPROTO_RESOLVE_L2, 0, &q, sizeof(q), -1, &r, sizeof(r), NULL);
+}
+
+/*
+ * The neighbour table is shared: one connection has at most 8 addresses in resolution at
+ * once, the next is EBUSY; another connection is not held back by it.
+ */
+Test(daemon_protocol, a_connection_has_at_most_8_resolutions_under_way)
+{
+	int s = dial_open(), other;
+
+	for (uint8_t h = 100; h < 108; h++)
+		cr_expect_eq(resolve_host(s, h), EAGAIN, "10.9.0.%u asked for", h);
+	cr_expect_eq(resolve_host(s, 100), EAGAIN, "one under way is asked again");
+	cr_expect_eq(resolve_host(s, 108), EBUSY, "a ninth address while eight are under way");
+	other = dial_open();
+	cr_expect_eq(resolve_host(other, 108), EAGAIN, "another connection resolves it");
+	close(other);
+	close(s);
+	still_serves();
+}
+
 /* A droced of its own: with max_objects_total=12, two connections share 12. */
 TestSuite(daemon_protocol_total, .fini = teardown, .timeout = 60);
 

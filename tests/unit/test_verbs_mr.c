@@ -10,10 +10,11 @@
  *
  * Decisions of droce checked here:
  * - Length 0 is refused with EINVAL; optional access bits are ignored.
- * - ibv_rereg_mr() refuses what libibverbs refuses (unknown flags, a
- *   translation without a range, access bits without CHANGE_ACCESS, a missing
- *   PD) with IBV_REREG_MR_ERR_INPUT and errno EINVAL; on every failure the old
- *   MR stays valid with its keys.
+ * - ibv_rereg_mr() refuses what rdma-core's front checks refuse (unknown
+ *   flags, a translation without a range, access bits without CHANGE_ACCESS)
+ *   with IBV_REREG_MR_ERR_INPUT and errno EINVAL; every later refusal (the PD,
+ *   the range, the rights, the backend) is IBV_REREG_MR_ERR_CMD with errno
+ *   set; on every failure the old MR stays valid with its keys.
  * - ibv_bind_mw() of a type-1 window posts a Bind MW work request and returns
  *   the window's next key at once (key byte + 1, ibv_inc_rkey()).
  */
@@ -420,9 +421,9 @@ Test(mr_rereg, all_three_at_once)
 	cr_expect_eq(info.access, IBV_ACCESS_REMOTE_READ, "rights");
 }
 
-/* A failed rereg: IBV_REREG_MR_ERR_INPUT, errno @p err, the MR unchanged and still valid. */
-static void rereg_refused(struct ibv_mr *mr, int flags, struct ibv_pd *p, void *addr, size_t len,
-			  int access, int err, const char *what)
+/* A failed rereg: return value @p want, errno @p err, the MR unchanged and still valid. */
+static void rereg_refused_with(int want, struct ibv_mr *mr, int flags, struct ibv_pd *p, void *addr,
+			       size_t len, int access, int err, const char *what)
 {
 	uint32_t lkey = mr->lkey, rkey = mr->rkey;
 	struct ibv_pd *old_pd = mr->pd;
@@ -431,8 +432,7 @@ static void rereg_refused(struct ibv_mr *mr, int flags, struct ibv_pd *p, void *
 
 	errno = 0;
 	rc = ibv_rereg_mr(mr, flags, p, addr, len, access);
-	cr_expect_eq(rc, IBV_REREG_MR_ERR_INPUT, "%s: returned %d, want IBV_REREG_MR_ERR_INPUT",
-		     what, rc);
+	cr_expect_eq(rc, want, "%s: returned %d, want %d", what, rc, want);
 	cr_expect_eq(errno, err, "%s: errno %d (%s), want %d", what, errno, strerror(errno), err);
 	cr_expect_eq(mr->lkey, lkey, "%s: lkey unchanged", what);
 	cr_expect_eq(mr->rkey, rkey, "%s: rkey unchanged", what);
@@ -441,9 +441,23 @@ static void rereg_refused(struct ibv_mr *mr, int flags, struct ibv_pd *p, void *
 	cr_expect(table_has(lkey), "%s: the old MR is still valid", what);
 }
 
+/* Refused by rdma-core's own front checks. */
+static void rereg_refused(struct ibv_mr *mr, int flags, struct ibv_pd *p, void *addr, size_t len,
+			  int access, int err, const char *what)
+{
+	rereg_refused_with(IBV_REREG_MR_ERR_INPUT, mr, flags, p, addr, len, access, err, what);
+}
+
+/* Refused past them, where rdma-core's provider command (the kernel) refuses. */
+static void rereg_cmd_refused(struct ibv_mr *mr, int flags, struct ibv_pd *p, void *addr,
+			      size_t len, int access, int err, const char *what)
+{
+	rereg_refused_with(IBV_REREG_MR_ERR_CMD, mr, flags, p, addr, len, access, err, what);
+}
+
 Test(mr_rereg, no_flag_refused)
 {
-	rereg_refused(reg_ok(IBV_ACCESS_LOCAL_WRITE), 0, NULL, NULL, 0, 0, EINVAL, "flags 0");
+	rereg_cmd_refused(reg_ok(IBV_ACCESS_LOCAL_WRITE), 0, NULL, NULL, 0, 0, EINVAL, "flags 0");
 }
 
 Test(mr_rereg, unknown_flag_refused)
@@ -472,8 +486,8 @@ Test(mr_rereg, translation_without_length_refused)
 
 Test(mr_rereg, change_pd_without_pd_refused)
 {
-	rereg_refused(reg_ok(IBV_ACCESS_LOCAL_WRITE), IBV_REREG_MR_CHANGE_PD, NULL, NULL, 0, 0,
-		      EINVAL, "CHANGE_PD to NULL");
+	rereg_cmd_refused(reg_ok(IBV_ACCESS_LOCAL_WRITE), IBV_REREG_MR_CHANGE_PD, NULL, NULL, 0, 0,
+			  EINVAL, "CHANGE_PD to NULL");
 }
 
 Test(mr_rereg, change_pd_of_another_context_refused)
@@ -482,25 +496,25 @@ Test(mr_rereg, change_pd_of_another_context_refused)
 	struct ibv_context *other = harness_open(&other_pd);
 
 	cr_assert_neq(other, ctx, "a second context");
-	rereg_refused(reg_ok(IBV_ACCESS_LOCAL_WRITE), IBV_REREG_MR_CHANGE_PD, other_pd, NULL, 0, 0,
-		      EINVAL, "CHANGE_PD to a PD of another context");
+	rereg_cmd_refused(reg_ok(IBV_ACCESS_LOCAL_WRITE), IBV_REREG_MR_CHANGE_PD, other_pd, NULL, 0,
+			  0, EINVAL, "CHANGE_PD to a PD of another context");
 }
 
 Test(mr_rereg, access_rules_apply)
 {
 	struct ibv_mr *mr = reg_ok(IBV_ACCESS_LOCAL_WRITE);
 
-	rereg_refused(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, IBV_ACCESS_REMOTE_WRITE,
-		      EINVAL, "REMOTE_WRITE without LOCAL_WRITE");
+	rereg_cmd_refused(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, IBV_ACCESS_REMOTE_WRITE,
+			  EINVAL, "REMOTE_WRITE without LOCAL_WRITE");
 	cr_expect_eq(table_info(mr->lkey, "after the refusal").access, IBV_ACCESS_LOCAL_WRITE,
 		     "the old rights are kept");
 }
 
 Test(mr_rereg, on_demand_refused)
 {
-	rereg_refused(reg_ok(IBV_ACCESS_LOCAL_WRITE), IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
-		      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND, EOPNOTSUPP,
-		      "rereg to on-demand paging");
+	rereg_cmd_refused(reg_ok(IBV_ACCESS_LOCAL_WRITE), IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND, EOPNOTSUPP,
+			  "rereg to on-demand paging");
 }
 
 Test(mr_rereg, dereg_after_rereg)

@@ -5,7 +5,8 @@
  * back in this process (the embedded engine), and the same in droced for an
  * application of droced. A peer's IPv4 GID is resolved by ARP, its IPv6 GID
  * by neighbour discovery, the port's own GIDs without asking anyone, and an
- * address nobody answers for gives EHOSTUNREACH once the table gives up.
+ * address nobody answers for gives -EHOSTUNREACH once the table gives up
+ * (negative, as rdma-core returns it).
  */
 #include <errno.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 /* droce0 (10.0.0.1) and droce1 (10.0.0.2) of ud_pair.h, each with an IPv6 address too */
 #define LINK ",ip=fd00::1", ",ip=fd00::2"
 
+static const uint8_t mac0_of_pair[6] = {0x02, 0, 0, 0, 0, 0x01};
 static const uint8_t mac1[6] = {0x02, 0, 0, 0, 0, 0x02};
 /* droced's second device (daemon_harness.h) */
 static const uint8_t dmac1[6] = {0x02, 0, 0, 0, 0x0d, 0x02};
@@ -86,13 +88,26 @@ Test(verbs_resolve_embedded, own_gid_without_asking, .timeout = 60)
 	cr_expect_eq(port_counter(e0.ctx, "neigh_requests"), 0, "no request went out");
 }
 
+/* rdma-core fills the vlan id only when asked for it: a NULL vid is allowed. */
+Test(verbs_resolve_embedded, vid_may_be_null, .timeout = 60)
+{
+	struct ibv_ah_attr a = {.is_global = 1, .port_num = 1};
+	uint8_t mac[6] = {0};
+
+	ud_pair_open(LINK);
+	cr_assert_eq(ibv_query_gid(e0.ctx, 1, GID_V4, &a.grh.dgid), 0);
+	a.grh.sgid_index = GID_V4;
+	cr_expect_eq(ibv_resolve_eth_l2_from_gid(e0.ctx, &a, mac, NULL), 0, "resolved, no vid");
+	cr_expect_arr_eq(mac, mac0_of_pair, 6, "the port's own MAC");
+}
+
 Test(verbs_resolve_embedded, nobody_answers_is_ehostunreach, .timeout = 60)
 {
 	union ibv_gid dead = v4_gid(10, 0, 0, 9);
 	uint8_t mac[6];
 
 	ud_pair_open(LINK);
-	cr_expect_eq(resolve(e0.ctx, &dead, GID_V4, mac), EHOSTUNREACH, "10.0.0.9 is nobody's");
+	cr_expect_eq(resolve(e0.ctx, &dead, GID_V4, mac), -EHOSTUNREACH, "10.0.0.9 is nobody's");
 	cr_expect_geq(port_counter(e0.ctx, "neigh_failed"), 1, "the table gave up");
 }
 
@@ -132,7 +147,7 @@ static int app_resolve(void *arg)
 		return 10;
 	rc = resolve(ctx, &k->gid, k->sgid_index, mac);
 	if (rc != k->want)
-		return 20 + (rc < 0 ? 0 : rc % 100);
+		return 20 + (rc < 0 ? -rc : rc) % 100;
 	if (rc == 0 && memcmp(mac, k->want_mac, 6) != 0)
 		return 30;
 	ibv_close_device(ctx);
@@ -164,8 +179,8 @@ Test(verbs_resolve_droced, ipv6_gid_by_neighbour_discovery)
 
 Test(verbs_resolve_droced, nobody_answers_is_ehostunreach)
 {
-	struct case_ k = {.gid = v4_gid(10, 9, 0, 99), .sgid_index = GID_V4, .want = EHOSTUNREACH};
+	struct case_ k = {.gid = v4_gid(10, 9, 0, 99), .sgid_index = GID_V4, .want = -EHOSTUNREACH};
 
-	cr_expect_eq(run_app(&k), 0, "10.9.0.99 is nobody's: EHOSTUNREACH\n%s",
+	cr_expect_eq(run_app(&k), 0, "10.9.0.99 is nobody's: -EHOSTUNREACH\n%s",
 		     test_daemon_log(&daemon_));
 }

@@ -144,6 +144,27 @@ RULE(rereg_mr_with_an_unknown_flag_is_an_input_error)
 	return 0;
 }
 
+/* Past rdma-core's front checks a refusal is the command's: ERR_CMD with errno set. */
+RULE(rereg_mr_refused_past_the_front_checks_is_a_command_error)
+{
+	void *buf = buffer();
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE);
+	int rc;
+
+	(void)ctx;
+	EXPECT(mr != NULL, "reg_mr: %s", strerror(errno));
+	errno = 0;
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, IBV_ACCESS_REMOTE_WRITE);
+	EXPECT(rc == IBV_REREG_MR_ERR_CMD, "REMOTE_WRITE without LOCAL_WRITE: returned %d", rc);
+	EXPECT(errno == EINVAL, "REMOTE_WRITE without LOCAL_WRITE: errno %d, not EINVAL", errno);
+	errno = 0;
+	rc = ibv_rereg_mr(mr, 0, NULL, NULL, 0, 0);
+	EXPECT(rc == IBV_REREG_MR_ERR_CMD, "flags 0: returned %d", rc);
+	EXPECT(errno != 0, "flags 0: no errno");
+	EXPECT(ibv_dereg_mr(mr) == 0, "the MR is still there to deregister");
+	return 0;
+}
+
 RULE(alloc_mw_of_an_unknown_type_is_einval)
 {
 	(void)ctx;
@@ -351,7 +372,8 @@ RULE(query_port_of_no_such_port_is_einval)
 	return 0;
 }
 
-RULE(resolve_l2_without_a_grh_or_port_is_einval)
+/* rdma-core returns the negative errno value from this one call */
+RULE(resolve_l2_without_a_grh_or_port_is_minus_einval)
 {
 	struct ibv_ah_attr a = {.port_num = 1, .is_global = 1};
 	uint8_t mac[6];
@@ -360,12 +382,12 @@ RULE(resolve_l2_without_a_grh_or_port_is_einval)
 	(void)pd;
 	EXPECT(ibv_query_gid(ctx, 1, 0, &a.grh.dgid) == 0, "query_gid");
 	a.port_num = 2;
-	EXPECT(ibv_resolve_eth_l2_from_gid(ctx, &a, mac, &vid) == EINVAL, "port 2");
+	EXPECT(ibv_resolve_eth_l2_from_gid(ctx, &a, mac, &vid) == -EINVAL, "port 2");
 	a.port_num = 1;
 	a.is_global = 0;
-	EXPECT(ibv_resolve_eth_l2_from_gid(ctx, &a, mac, &vid) == EINVAL, "no GRH");
+	EXPECT(ibv_resolve_eth_l2_from_gid(ctx, &a, mac, &vid) == -EINVAL, "no GRH");
 	a.is_global = 1;
 	a.grh.sgid_index = 200;
-	EXPECT(ibv_resolve_eth_l2_from_gid(ctx, &a, mac, &vid) == EINVAL, "no such source GID");
+	EXPECT(ibv_resolve_eth_l2_from_gid(ctx, &a, mac, &vid) == -EINVAL, "no such source GID");
 	return 0;
 }

@@ -144,10 +144,42 @@ Test(mad_parse, methods_other_than_send_refused)
 		     DROCE_MAD_BAD_METHOD, "Send with the R bit");
 }
 
+/* A CM-class MAD of attribute ClassPortInfo (0x0001) with method @p method. */
+static enum droce_mad_status class_port_info_with(uint8_t method)
+{
+	uint8_t *mad = cm_mad(DROCE_CM_ATTR_CLASS_PORT_INFO, DROCE_MAD_LEN);
+	enum droce_cm_msg msg = DROCE_CM_MSG_COUNT;
+	enum droce_mad_status st;
+
+	mad[3] = method;
+	st = droce_mad_parse(mad, DROCE_MAD_LEN, &msg);
+	cr_expect_eq(msg, DROCE_CM_MSG_COUNT, "method 0x%02x: no CM message set", method);
+	free(mad);
+	return st;
+}
+
+/* 16.7, 13.4.8.1: ClassPortInfo is the class's management attribute, not a CM message. */
+Test(mad_parse, class_port_info_is_not_malformed)
+{
+	cr_expect_eq(class_port_info_with(DROCE_MAD_METHOD_GET), DROCE_MAD_CLASS_PORT_INFO, "Get");
+	cr_expect_eq(class_port_info_with(DROCE_MAD_METHOD_SET), DROCE_MAD_CLASS_PORT_INFO, "Set");
+	cr_expect_eq(class_port_info_with(DROCE_MAD_METHOD_GET_RESP), DROCE_MAD_CLASS_PORT_INFO,
+		     "GetResp");
+	cr_expect_str_eq(droce_mad_status_name[DROCE_MAD_CLASS_PORT_INFO], "cm_class_port_info",
+			 "its name");
+}
+
+Test(mad_parse, class_port_info_with_other_methods_refused)
+{
+	cr_expect_eq(class_port_info_with(DROCE_MAD_METHOD_SEND), DROCE_MAD_BAD_METHOD, "Send");
+	cr_expect_eq(class_port_info_with(0x07), DROCE_MAD_BAD_METHOD, "Trap");
+	cr_expect_eq(class_port_info_with(DROCE_MAD_METHOD_SEND | DROCE_MAD_METHOD_RESP),
+		     DROCE_MAD_BAD_METHOD, "Send with the R bit");
+}
+
 Test(mad_parse, unknown_attributes_refused)
 {
-	static const uint16_t bad[] = {
-		0x0000, DROCE_CM_ATTR_CLASS_PORT_INFO, 0x000f, 0x001b, 0x0110, 0xffff};
+	static const uint16_t bad[] = {0x0000, 0x0002, 0x000f, 0x001b, 0x0110, 0xffff};
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -312,7 +344,7 @@ Test(cm_build, apr_refusal_of_a_lap)
 	droce_cm_set(lap, DROCE_CM_LAP_REMOTE_COMM_ID, 0x22222222);
 	droce_cm_set(lap, DROCE_CM_LAP_REMOTE_QPN_EECN, 0x123);
 	memset(apr, 0xee, sizeof(apr));
-	cr_assert_eq(droce_cm_apr_refuse(apr, sizeof(apr), lap), 0);
+	cr_assert_eq(droce_cm_apr_refuse(apr, sizeof(apr), lap, sizeof(lap)), 0);
 	droce_mad_hdr_get(apr, &h);
 	cr_expect_eq(h.attr_id, DROCE_CM_ATTR_APR, "attribute");
 	cr_expect_eq(h.tid, 0x77, "the LAP's transaction ID");
@@ -322,10 +354,42 @@ Test(cm_build, apr_refusal_of_a_lap)
 	cr_expect_eq(droce_cm_get(apr, DROCE_CM_APR_ADDITIONAL_INFO_LENGTH), 0);
 
 	/* in place: the LAP's buffer becomes the APR */
-	cr_assert_eq(droce_cm_apr_refuse(lap, sizeof(lap), lap), 0);
+	cr_assert_eq(droce_cm_apr_refuse(lap, sizeof(lap), lap, sizeof(lap)), 0);
 	cr_expect_arr_eq(lap, apr, sizeof(apr), "in-place refusal differs");
 
-	cr_expect_eq(droce_cm_apr_refuse(apr, sizeof(apr), apr), -EINVAL, "an APR is no LAP");
+	cr_expect_eq(droce_cm_apr_refuse(apr, sizeof(apr), apr, sizeof(apr)), -EINVAL,
+		     "an APR is no LAP");
 	cr_assert_eq(droce_cm_init(lap, sizeof(lap), DROCE_CM_LAP, 1), 0);
-	cr_expect_eq(droce_cm_apr_refuse(apr, DROCE_MAD_LEN - 1, lap), -ENOSPC);
+	cr_expect_eq(droce_cm_apr_refuse(apr, DROCE_MAD_LEN - 1, lap, sizeof(lap)), -ENOSPC);
+}
+
+/* A LAP shorter than a MAD, or one droce_mad_parse() refuses, is read no further. */
+Test(cm_build, apr_refusal_checks_the_lap)
+{
+	uint8_t lap[DROCE_MAD_LEN], apr[DROCE_MAD_LEN], untouched[DROCE_MAD_LEN];
+	uint8_t *short_lap;
+	size_t len;
+
+	memset(apr, 0xee, sizeof(apr));
+	memset(untouched, 0xee, sizeof(untouched));
+	cr_assert_eq(droce_cm_init(lap, sizeof(lap), DROCE_CM_LAP, 0x77), 0);
+	/* at every length short of a MAD, in a buffer of exactly that length */
+	for (len = 0; len < DROCE_MAD_LEN; len++) {
+		short_lap = malloc(len > 0 ? len : 1);
+		cr_assert_not_null(short_lap);
+		memcpy(short_lap, lap, len);
+		cr_expect_eq(droce_cm_apr_refuse(apr, sizeof(apr), short_lap, len), -EINVAL,
+			     "a LAP of %zu bytes", len);
+		free(short_lap);
+	}
+	cr_expect_eq(droce_cm_apr_refuse(apr, sizeof(apr), lap, DROCE_MAD_LEN + 1), -EINVAL,
+		     "a LAP longer than a MAD");
+	lap[3] = DROCE_MAD_METHOD_GET;
+	cr_expect_eq(droce_cm_apr_refuse(apr, sizeof(apr), lap, sizeof(lap)), -EINVAL,
+		     "a LAP not sent with Send");
+	lap[3] = DROCE_MAD_METHOD_SEND;
+	lap[2] = 1;
+	cr_expect_eq(droce_cm_apr_refuse(apr, sizeof(apr), lap, sizeof(lap)), -EINVAL,
+		     "a LAP of class version 1");
+	cr_expect_arr_eq(apr, untouched, sizeof(apr), "nothing written for a refused LAP");
 }

@@ -775,7 +775,7 @@ Test(mad_captures, lap_refused_with_the_fixture_apr)
 
 	droce_test_pcap_foreach(FIXTURE, take_lap_apr, &la);
 	cr_assert(la.have_lap && la.have_apr, "the fixture has no LAP or no APR");
-	cr_assert_eq(droce_cm_apr_refuse(apr, sizeof(apr), la.lap), 0);
+	cr_assert_eq(droce_cm_apr_refuse(apr, sizeof(apr), la.lap, sizeof(la.lap)), 0);
 	cr_expect_arr_eq(apr, la.apr, sizeof(apr), "droce's APR differs from the fixture's");
 	cr_expect_eq(droce_mad_parse(apr, sizeof(apr), NULL), DROCE_MAD_OK);
 }
