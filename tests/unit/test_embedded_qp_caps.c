@@ -2,7 +2,8 @@
 /*
  * QP capabilities on the embedded engine: RC, UC and UD QPs created with random caps within
  * what ibv_query_device() reports (max_qp_wr, max_sge; max_inline_data up to the documented
- * 512 bytes) through ibv_create_qp() and ibv_create_qp_ex(). Every one must be created, its
+ * 512 bytes) through ibv_create_qp() and ibv_create_qp_ex() (with every operation of the
+ * type in send_ops_flags), embedded and through droced. Every one must be created, its
  * returned caps at least what was asked (ibv_create_qp(3)), and ibv_query_qp() must say the
  * same. The sweep is seeded: a failure names the combination, and it is the same each run.
  */
@@ -37,6 +38,21 @@ TestSuite(qp_caps_daemon);
 static const char *type_name(enum ibv_qp_type t)
 {
 	return t == IBV_QPT_RC ? "RC" : t == IBV_QPT_UC ? "UC" : "UD";
+}
+
+/* Every operation of the type (the ibv_wr_* table; SEND_WITH_INV on RC only here). */
+static uint64_t all_ops(enum ibv_qp_type type)
+{
+	const uint64_t uc = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+			    IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+			    IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW;
+
+	if (type == IBV_QPT_RC)
+		return uc | IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_RDMA_READ |
+		       IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	if (type == IBV_QPT_UC)
+		return uc;
+	return IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
 }
 
 /* A value in [0, max], the edges chosen more often than the middle. */
@@ -110,7 +126,7 @@ static void create_one(struct ibv_pd *pd, struct ibv_cq *cq, enum ibv_qp_type ty
 						 .comp_mask = IBV_QP_INIT_ATTR_PD |
 							      IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 						 .pd = pd,
-						 .send_ops_flags = IBV_QP_EX_WITH_SEND};
+						 .send_ops_flags = all_ops(type)};
 
 		qp = ibv_create_qp_ex(pd->context, &ia);
 		got = ia.cap;
