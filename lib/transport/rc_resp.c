@@ -27,6 +27,7 @@ const char *const droce_rc_resp_state_names[RC_RESP_STATE_COUNT] = {
 	[RC_RESP_ERR_CLASS_B_RNR] = "ERR_CLASS_B_RNR",
 	[RC_RESP_ERR_CLASS_C] = "ERR_CLASS_C",
 	[RC_RESP_ERR_CLASS_D] = "ERR_CLASS_D",
+	[RC_RESP_ERR_CLASS_E] = "ERR_CLASS_E",
 	[RC_RESP_DONE] = "DONE",
 };
 
@@ -286,6 +287,26 @@ static enum rc_resp_state resp_err_class_d(struct resp_ctx *c)
 	return RC_RESP_DONE;
 }
 
+/*
+ * ERR_CLASS_E (IBTA 9.9.3 class E: an invalid request on a UC QP whose receive WQEs come
+ * from an SRQ): the WQE taken from the SRQ for the message is consumed and completed with
+ * IBV_WC_REM_INV_REQ_ERR, as ibv_post_srq_recv(3) documents and Linux rxe does; the QP stays
+ * in RTS and the packets left of the message are dropped as out of sequence, as in class D.
+ * Keeping the WQE would hold a shared buffer hostage to this QP's next message.
+ */
+static enum rc_resp_state resp_err_class_e(struct resp_ctx *c)
+{
+	struct droce_tqp *q = c->q;
+
+	c->resp->outcome = (uint8_t)RC_RESP_ERR_CLASS_E;
+	q->stats.uc_msg_drop++;
+	recv_complete(c->env, q, IBV_WC_REM_INV_REQ_ERR, IBV_WC_RECV, 0, 0, 0, false);
+	c->resp->in_msg = false;
+	q->rq_psn = rc_psn_add(c->pkt->psn, 1);
+	c->err = -EMSGSIZE;
+	return RC_RESP_DONE;
+}
+
 static struct rc_res *res_take(struct droce_tqp *q)
 {
 	struct rc_responder *resp = &q->rc->resp;
@@ -511,8 +532,10 @@ static enum rc_resp_state check_send_room(struct resp_ctx *c)
 	/* a message longer than the receive buffers: NAK invalid request, LOC_LEN_ERR */
 	if (resp->msg_off + (uint64_t)c->pkt->payload_len > total) {
 		c->q->stats.resp_local_length_error++;
+		/* UC: class E on an SRQ (the WQE completes in error), else class D (the WQE
+		 * is kept for the next message) */
 		if (!rc_svc(c->q)->naks)
-			return RC_RESP_ERR_CLASS_D; /* UC: the WQE is kept for the next message */
+			return c->q->srq != NULL ? RC_RESP_ERR_CLASS_E : RC_RESP_ERR_CLASS_D;
 		return class_c_wqe(c, IBV_WC_LOC_LEN_ERR, DROCE_NAK_INVALID_REQ,
 				   IBV_EVENT_QP_REQ_ERR);
 	}
@@ -786,6 +809,9 @@ int droce_rc_resp_recv(const struct droce_transport_env *env, struct droce_tqp *
 			break;
 		case RC_RESP_ERR_CLASS_D:
 			s = resp_err_class_d(&c);
+			break;
+		case RC_RESP_ERR_CLASS_E:
+			s = resp_err_class_e(&c);
 			break;
 		case RC_RESP_DONE:
 		default:

@@ -267,6 +267,23 @@ static void take_recv(const struct droce_transport_env *env, struct droce_tqp *q
 		env->srq_limit(env->arg, q->srq_user, (uint32_t)avail - 1);
 }
 
+/*
+ * A datagram longer than the receive WQE taken from the QP's SRQ (IBTA 9.9.3 class E: an
+ * invalid request on a UD QP using an SRQ): the WQE is consumed and completed with
+ * IBV_WC_REM_INV_REQ_ERR, as ibv_post_srq_recv(3) documents and Linux rxe does, and the QP
+ * stays in RTS. Left in the SRQ, the WQE would be offered to the next datagram of any QP
+ * sharing it, and the sender's error would go unreported.
+ */
+static int srq_wqe_too_short(const struct droce_transport_env *env, struct droce_tqp *q,
+			     struct rte_mbuf *m, struct droce_cqe *e, int avail)
+{
+	take_recv(env, q, avail);
+	e->status = IBV_WC_REM_INV_REQ_ERR;
+	droce_tqp_complete_recv(env, q, e, false);
+	rte_pktmbuf_free(m);
+	return -EMSGSIZE;
+}
+
 int droce_ud_recv(const struct droce_transport_env *env, struct droce_tqp *q, struct rte_mbuf *m,
 		  const struct droce_pkt *pkt)
 {
@@ -318,16 +335,17 @@ int droce_ud_recv(const struct droce_transport_env *env, struct droce_tqp *q, st
 	for (i = 0; i < r.hdr.num_sge; i++)
 		total += r.sge[i].length;
 	if (total < 40u + pkt->payload_len) {
+		q->stats.resp_local_length_error++;
+		if (q->srq != NULL)
+			return srq_wqe_too_short(env, q, m, &e, avail);
 		/*
-		 * A datagram longer than the receive buffers is an invalid request, silently
-		 * dropped (IBA's responder error class D; UD has no NAK to report it): the QP
-		 * stays in RTS and the WQE stays posted for the next datagram, so that no
-		 * remote sender can end a UD QP. Linux rxe does the same on a QP without an
-		 * SRQ (kernels 6.2 to 6.9 moved the QP to Error: CVE-2024-40992); on an SRQ it
-		 * completes the WQE in error instead, droce leaves it in the SRQ too.
+		 * A datagram longer than the receive buffers of the QP's own receive queue is an
+		 * invalid request, silently dropped (IBTA 9.9.3 class D; UD has no NAK to report
+		 * it): the QP stays in RTS and the WQE stays posted for the next datagram, so
+		 * that no remote sender can end a UD QP. Linux rxe does the same (kernels 6.2 to
+		 * 6.9 moved the QP to Error: CVE-2024-40992).
 		 */
 		leave_recv(q);
-		q->stats.resp_local_length_error++;
 		rte_pktmbuf_free(m);
 		return -EMSGSIZE;
 	}

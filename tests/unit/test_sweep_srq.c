@@ -6,9 +6,8 @@
  * length, immediate, bytes and QP number; the limit event fires once, when the
  * WQEs left drop below the limit, and disarms the SRQ; an empty SRQ makes RC
  * wait (RNR) until a WQE is posted; a UD datagram too long for the WQE at the
- * head is dropped and leaves it there; a QP of the SRQ in Error leaves the SRQ's
- * WQEs to the others and raises Last WQE Reached; the pools end where they
- * started.
+ * head completes that WQE with IBV_WC_REM_INV_REQ_ERR (class E); a QP of the SRQ in Error leaves
+ * the SRQ's WQEs to the others and raises Last WQE Reached; the pools end where they started.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -279,17 +278,20 @@ Test(sweep_srq, qp_in_error_leaves_the_wqes_to_the_others)
 	message(1, 1);
 	message(2, 2);
 	message(3, 3);
-	/* the UD QP meets a WQE too short for its datagram: the datagram is dropped, the WQE
-	 * stays at the head of the SRQ, the QP in RTS; a datagram that fits takes it */
+	/* the UD QP meets a WQE too short for its datagram (IBTA class E on an SRQ): that WQE
+	 * completes with IBV_WC_REM_INV_REQ_ERR, the QP stays in RTS with no event; the next
+	 * WQE takes a datagram that fits */
+	srq_post(40 + 4, r.e1.mr->lkey);
 	srq_post(40 + 4, r.e1.mr->lkey);
 	ud_send(4, 100);
-	sw_settle(&r);
-	cr_expect_eq(sw_poll_one(rcq, &wc, 0), -EAGAIN, "SRQ WQE %llu completed (%s)",
-		     (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+	cr_assert_eq(sw_poll_one(rcq, &wc, SW_LIVENESS), 0);
+	cr_expect_eq(wc.wr_id, FIRST_ID + 4);
+	cr_expect_eq(wc.status, IBV_WC_REM_INV_REQ_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.qp_num, x1[4].qp[SW_UD]->qp_num);
 	expect_no_event("a datagram too long for its WQE");
 	ud_send(5, 4);
 	cr_assert_eq(sw_poll_one(rcq, &wc, SW_LIVENESS), 0);
-	cr_expect_eq(wc.wr_id, FIRST_ID + 4);
+	cr_expect_eq(wc.wr_id, FIRST_ID + 5);
 	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
 	cr_expect_eq(wc.byte_len, 40 + 4);
 	/* the UD QP meets a WQE whose lkey is bad: that WQE completes in error, the QP goes
@@ -299,12 +301,12 @@ Test(sweep_srq, qp_in_error_leaves_the_wqes_to_the_others)
 	srq_post(SLOT, r.e1.mr->lkey);
 	ud_send(6, 100);
 	cr_assert_eq(sw_poll_one(rcq, &wc, SW_LIVENESS), 0);
-	cr_expect_eq(wc.wr_id, FIRST_ID + 5);
+	cr_expect_eq(wc.wr_id, FIRST_ID + 6);
 	cr_expect_eq(wc.status, IBV_WC_LOC_PROT_ERR, "%s", ibv_wc_status_str(wc.status));
 	cr_expect_eq(wc.qp_num, x1[4].qp[SW_UD]->qp_num);
 	expect_event(IBV_EVENT_QP_FATAL, x1[4].qp[SW_UD], "UD receive error");
 	expect_event(IBV_EVENT_QP_LAST_WQE_REACHED, x1[4].qp[SW_UD], "UD receive error");
-	message(6, 6);
+	message(6, 7);
 	sw_settle(&r);
 	cr_expect_eq(sw_poll_one(rcq, &wc, 0), -EAGAIN, "SRQ WQE %llu completed (%s)",
 		     (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));

@@ -45,6 +45,7 @@ Test(transport_state_names, responder_states_name_the_error_classes)
 	cr_expect_str_eq(droce_rc_resp_state_names[RC_RESP_ERR_CLASS_A], "ERR_CLASS_A");
 	cr_expect_str_eq(droce_rc_resp_state_names[RC_RESP_ERR_CLASS_C], "ERR_CLASS_C");
 	cr_expect_str_eq(droce_rc_resp_state_names[RC_RESP_ERR_CLASS_D], "ERR_CLASS_D");
+	cr_expect_str_eq(droce_rc_resp_state_names[RC_RESP_ERR_CLASS_E], "ERR_CLASS_E");
 }
 
 Test(transport_state_names, uc_skips_what_the_table_says)

@@ -211,6 +211,54 @@ Test(transport_uc, send_longer_than_the_receive_is_dropped_and_the_receive_kept)
 	cr_expect(memcmp(b.buf, a.buf, 500) == 0, "bytes");
 }
 
+/*
+ * On an SRQ a message longer than the WQE is IBTA's class E: the WQE taken from the SRQ is
+ * consumed and completes with IBV_WC_REM_INV_REQ_ERR (ibv_post_srq_recv(3), Linux rxe), the
+ * rest of the message is dropped, the QP stays in RTS and the SRQ's next WQE takes the next
+ * message.
+ */
+Test(transport_uc, send_longer_than_the_srq_receive_completes_it_in_error)
+{
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 16, .max_sge = 1}};
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	struct ibv_sge sge = {.addr = (uintptr_t)b.buf, .length = 1000, .lkey = b.mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = 10, .sg_list = &sge, .num_sge = 1}, *bad;
+	struct droce_srq_view v;
+	struct droce_ring_cons ring;
+	struct ibv_wc wc;
+
+	cr_assert_not_null(srq);
+	cr_assert_eq(droce_verbs_srq_view(srq, &v), 0);
+	cr_assert_eq(droce_ring_cons_attach(&ring, v.ring.addr, v.ring.len), 0);
+	b.tqp.srq = &ring;
+	cr_assert_eq(ibv_post_srq_recv(srq, &wr, &bad), 0);
+	wr.wr_id = 11;
+	cr_assert_eq(ibv_post_srq_recv(srq, &wr, &bad), 0);
+	fill(a.buf, 3 * PMTU, 4);
+	cr_assert_eq(post_wr(&a, 1,
+			     &(struct wr_args){.op = IBV_WR_SEND,
+					       .len = 3 * PMTU,
+					       .flags = IBV_SEND_SIGNALED}),
+		     0);
+	pump();
+	wc = wc_of(&b, 10);
+	cr_expect_eq(wc.status, IBV_WC_REM_INV_REQ_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(ibv_poll_cq(b.cq, 1, &wc), 0, "one completion for the message");
+	cr_expect_eq(droce_ring_cons_avail(&ring), 1, "the WQE consumed, the other posted");
+	cr_expect_eq(b.tqp.state, IBV_QPS_RTS, "UC has no NAK: the QP stays in RTS");
+	cr_expect_eq(b.tqp.stats.resp_local_length_error, 1, "counted once");
+	cr_assert_eq(post_wr(&a, 2,
+			     &(struct wr_args){
+				     .op = IBV_WR_SEND, .len = 500, .flags = IBV_SEND_SIGNALED}),
+		     0);
+	pump();
+	wc = wc_of(&b, 11);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.byte_len, 500, "the next message takes the SRQ's next WQE");
+	cr_expect(memcmp(b.buf, a.buf, 500) == 0, "bytes");
+	b.tqp.srq = NULL;
+}
+
 Test(transport_uc, a_failed_local_invalidate_stops_the_requester)
 {
 	struct ibv_send_wr wr = {.opcode = IBV_WR_LOCAL_INV, .invalidate_rkey = 0x12345600};

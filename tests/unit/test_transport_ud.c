@@ -342,7 +342,12 @@ Test(transport_ud, short_receive_buffer_takes_the_next_datagram_that_fits)
 	cr_expect_eq(droce_verbs_qp_state(b.qp), IBV_QPS_RTS);
 }
 
-Test(transport_ud, short_srq_receive_buffer_stays_in_the_srq)
+/*
+ * On an SRQ a datagram longer than the WQE is IBTA's class E: the WQE is consumed and
+ * completes with IBV_WC_REM_INV_REQ_ERR (ibv_post_srq_recv(3), Linux rxe), the QP stays in
+ * RTS, and the next WQE of the SRQ takes the next datagram.
+ */
+Test(transport_ud, short_srq_receive_buffer_completes_in_error)
 {
 	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 16, .max_sge = 1}};
 	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
@@ -357,15 +362,21 @@ Test(transport_ud, short_srq_receive_buffer_stays_in_the_srq)
 	cr_assert_eq(droce_ring_cons_attach(&ring, v.ring.addr, v.ring.len), 0);
 	b.tqp.srq = &ring;
 	cr_assert_eq(ibv_post_srq_recv(srq, &wr, &bad), 0);
+	wr.wr_id = 15;
+	cr_assert_eq(ibv_post_srq_recv(srq, &wr, &bad), 0);
 	cr_assert_eq(post_send_a(11, 100, QKEY, IBV_WR_SEND), 0);
 	droce_tqp_send(&env, &a.tqp, 0, 16);
-	cr_expect_eq(ibv_poll_cq(b.cq, 1, &wc), 0, "no receive completion");
-	cr_expect_eq(droce_ring_cons_avail(&ring), 1, "the SRQ's WQE is still posted");
-	cr_expect_eq(droce_verbs_qp_state(b.qp), IBV_QPS_RTS);
+	wc = wait_wc(b.cq, 14);
+	cr_expect_eq(wc.status, IBV_WC_REM_INV_REQ_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.qp_num, b.qp->qp_num, "the QP the datagram came to");
+	cr_expect_eq(droce_ring_cons_avail(&ring), 1, "the short WQE consumed, the other posted");
+	cr_expect_eq(b.tqp.stats.resp_local_length_error, 1);
+	cr_expect_eq(droce_verbs_qp_state(b.qp), IBV_QPS_RTS, "the QP stays in RTS");
 	cr_assert_eq(post_send_a(12, 99, QKEY, IBV_WR_SEND), 0);
 	droce_tqp_send(&env, &a.tqp, 0, 16);
-	wc = wait_wc(b.cq, 14);
+	wc = wait_wc(b.cq, 15);
 	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.byte_len, 40 + 99, "the datagram that fits");
 	cr_expect_eq(droce_ring_cons_avail(&ring), 0);
 	b.tqp.srq = NULL;
 }

@@ -1179,6 +1179,66 @@ Test(wr_data, zero_bytes_without_setter)
 	cr_expect_eq(s.hdr.num_sge, 0, "no SGE");
 }
 
+/* An empty SGE list replaces SGEs set before it: a WQE of 0 bytes, no SGE (ibv_wr_post(3)). */
+static void expect_empty_sge_list_wqe(struct ibv_qp_ex *qpx, uint8_t op, const char *what)
+{
+	struct ibv_sge one = {.addr = (uintptr_t)buf, .length = 10, .lkey = mr->lkey};
+	struct harness_send s;
+
+	ibv_wr_set_sge_list(qpx, 1, &one);
+	ibv_wr_set_sge_list(qpx, 0, NULL);
+	expect_complete_ok(qpx, 1, what);
+	take(qpx, &s, what);
+	cr_expect_eq(s.hdr.op, op, "%s: op %u", what, s.hdr.op);
+	cr_expect_eq(s.hdr.num_sge, 0, "%s: num_sge %u", what, s.hdr.num_sge);
+	cr_expect_eq(s.hdr.length, 0, "%s: length %u", what, s.hdr.length);
+	cr_expect_eq(s.hdr.flags & DROCE_WQE_INLINE, 0, "%s: not inline", what);
+}
+
+Test(wr_data, zero_byte_write_empty_sge_list)
+{
+	struct ibv_qp_ex *qpx = qpx_rts(IBV_QPT_RC);
+
+	ibv_wr_start(qpx);
+	ibv_wr_rdma_write(qpx, REMOTE_KEY, REMOTE_VA);
+	expect_empty_sge_list_wqe(qpx, DROCE_WQE_WRITE, "WRITE of 0 bytes");
+}
+
+Test(wr_data, zero_byte_read_empty_sge_list)
+{
+	struct ibv_qp_ex *qpx = qpx_rts(IBV_QPT_RC);
+
+	ibv_wr_start(qpx);
+	ibv_wr_rdma_read(qpx, REMOTE_KEY, REMOTE_VA);
+	expect_empty_sge_list_wqe(qpx, DROCE_WQE_READ, "READ of 0 bytes");
+}
+
+Test(wr_data, zero_byte_ud_send_empty_sge_list)
+{
+	struct ibv_qp_ex *qpx = qpx_rts(IBV_QPT_UD);
+	struct ibv_ah *ah = ah_new(pd);
+
+	ibv_wr_start(qpx);
+	ibv_wr_send(qpx);
+	ibv_wr_set_ud_addr(qpx, ah, 0x00ab12, UD_QKEY);
+	expect_empty_sge_list_wqe(qpx, DROCE_WQE_SEND, "UD SEND of 0 bytes");
+}
+
+Test(wr_data, zero_byte_write_empty_inline_list)
+{
+	struct ibv_qp_ex *qpx = qpx_rts(IBV_QPT_RC);
+	struct harness_send s;
+
+	ibv_wr_start(qpx);
+	qpx->wr_flags = IBV_SEND_INLINE;
+	ibv_wr_rdma_write(qpx, REMOTE_KEY, REMOTE_VA);
+	ibv_wr_set_inline_data_list(qpx, 0, NULL);
+	expect_complete_ok(qpx, 1, "inline WRITE of 0 bytes");
+	take(qpx, &s, "inline WRITE of 0 bytes");
+	cr_expect_eq(s.hdr.length, 0, "length %u", s.hdr.length);
+	cr_expect_eq(s.hdr.num_sge, 0, "num_sge %u", s.hdr.num_sge);
+}
+
 Test(wr_data, inline_copied_by_the_setter)
 {
 	struct ibv_qp_ex *qpx = qpx_rts(IBV_QPT_RC);
