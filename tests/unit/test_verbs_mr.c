@@ -209,7 +209,8 @@ Test(mr_reg, every_right_recorded)
 	cr_expect_eq(info.addr, (uintptr_t)buf, "host address");
 	cr_expect_eq(info.iova, (uintptr_t)buf, "iova is the address for ibv_reg_mr");
 	cr_expect_eq(info.length, sizeof(buf), "length");
-	cr_expect_eq(mr->rkey, mr->lkey, "one key per MR (droce)");
+	cr_expect_neq(mr->rkey, mr->lkey, "an lkey and an rkey per MR, different");
+	cr_expect_eq(table_info(mr->rkey, "by rkey").key, mr->rkey, "the table's key is the rkey");
 }
 
 Test(mr_reg, optional_access_ignored)
