@@ -16,11 +16,12 @@
  *
  * b is the table's index width, the fewest bits that hold its capacity (1 .. 24), so a smaller
  * table leaves more random bits. The index is the entry's slot (1 .. capacity; slot 0 is never
- * used, so a zeroed key never matches). Registration, reregistration and window allocation draw
- * the 32 - b bits below the index from the kernel's random source (getrandom()), never the
- * slot's previous key; an MR's lkey and rkey are two such draws and differ. A type-1 bind
- * advances the key byte by one (ibv_inc_rkey()); for type-2 windows the consumer chooses the
- * key byte at bind time (IBA 10.6.7.2), the tag stays the one drawn at allocation.
+ * used, so a zeroed key never matches). Registration, reregistration with a new translation and
+ * window allocation draw the 32 - b bits below the index from the kernel's random source
+ * (getrandom()), never the slot's previous key; an MR's lkey and rkey are two such draws and
+ * differ. A type-1 bind advances the key byte by one (ibv_inc_rkey()); for type-2 windows the
+ * consumer chooses the key byte at bind time (IBA 10.6.7.2), the tag stays the one drawn at
+ * allocation.
  *
  * Errors of the control-path functions are 0 or -errno (each function lists its values); the
  * data-path checks return an enum droce_mr_status that the transport turns into a completion
@@ -301,9 +302,11 @@ int droce_mr_reg(struct droce_mr_table *t, uint32_t pd, void *addr, uint64_t len
 /** @} */
 
 /**
- * Reregister the MR of @p lkey in place (same index) with new keys; what @p change names is
- * replaced, the rest kept; the arguments not named are ignored. Works on an invalidated MR too
- * (it becomes valid). All or nothing: on failure the MR and its keys are unchanged.
+ * Reregister the MR of @p lkey in place (same index), with new keys if @p change has
+ * DROCE_MR_REREG_TRANSLATION, else with its keys (the new access and PD govern them); what @p
+ * change names is replaced, the rest kept; the arguments not named are ignored. Works on an
+ * invalidated MR too (it becomes valid). All or nothing: on failure the MR and its keys are
+ * unchanged.
  * @return 0 and @p keys; -EINVAL if @p change is 0 or has an unknown bit, @p lkey is not the
  * current key of an MR, the resulting MR would be refused by droce_mr_reg(), or
  * DROCE_ACCESS_ZERO_BASED changes without DROCE_MR_REREG_TRANSLATION; -EBUSY while windows

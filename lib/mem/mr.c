@@ -337,7 +337,17 @@ int droce_mr_rereg(struct droce_mr_table *t, uint32_t lkey, unsigned int change,
 	if (ret != 0)
 		goto out_unlock;
 
-	mr_new_keys(t, e, droce_mr_key_index(t, lkey), keys);
+	/*
+	 * New keys only with a new translation: rights and PD change under the keys the peer
+	 * already holds, as ibv_rereg_mr() of a NIC keeps its key (mlx5), so that the new
+	 * rights govern the next access made with them.
+	 */
+	if (change & DROCE_MR_REREG_TRANSLATION) {
+		mr_new_keys(t, e, droce_mr_key_index(t, lkey), keys);
+	} else {
+		keys->rkey = e->key;
+		keys->lkey = e->lkey;
+	}
 	mr_entry_set(e, keys, pd, a, length, iova, access);
 out_unlock:
 	mr_unlock(t);

@@ -492,18 +492,44 @@ Test(mr_rereg, new_keys_same_index_old_refused, .init = setup, .fini = teardown)
 	struct droce_mr_keys a = reg_ok(PD, buf, 4096, 0x1000, 0), b;
 	void *h;
 
-	cr_assert_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_ACCESS, 0, NULL, 0, 0,
-				    DROCE_ACCESS_LOCAL_WRITE, &b),
-		     0, "rereg access");
+	cr_assert_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_TRANSLATION, 0, buf + 4096, 4096,
+				    0x2000, 0, &b),
+		     0, "rereg translation");
 	cr_expect_neq(b.lkey, a.lkey, "new lkey");
 	cr_expect_neq(b.rkey, a.rkey, "new rkey");
 	cr_expect_neq(b.lkey, b.rkey, "lkey and rkey still differ");
 	cr_expect_eq(droce_mr_key_index(&t, b.lkey), droce_mr_key_index(&t, a.lkey), "same index");
-	cr_expect_eq(droce_mr_check_local(&t, a.lkey, PD, 0x1000, 8, 0, &h), DROCE_MR_BAD_KEY,
+	cr_expect_eq(droce_mr_check_local(&t, a.lkey, PD, 0x2000, 8, 0, &h), DROCE_MR_BAD_KEY,
 		     "old key refused");
-	cr_expect_eq(droce_mr_check_local(&t, b.lkey, PD, 0x1000, 8, 0, &h), DROCE_MR_OK,
+	cr_expect_eq(droce_mr_check_local(&t, b.lkey, PD, 0x2000, 8, 0, &h), DROCE_MR_OK,
 		     "new key works");
 	cr_expect_eq(droce_mr_table_used(&t), 1, "no slot taken");
+}
+
+Test(mr_rereg, keys_kept_without_translation, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys a = reg_ok(PD, buf, 4096, 0x1000, DROCE_ACCESS_REMOTE_READ), b, c;
+	void *h;
+
+	cr_expect_eq(
+		droce_mr_check_remote(&t, a.rkey, PD, 1, 0x1000, 8, DROCE_ACCESS_REMOTE_WRITE, &h),
+		DROCE_MR_NO_ACCESS, "no remote write before");
+	cr_assert_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_ACCESS, 0, NULL, 0, 0,
+				    DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE, &b),
+		     0, "rereg access");
+	cr_expect_eq(b.lkey, a.lkey, "access: lkey kept");
+	cr_expect_eq(b.rkey, a.rkey, "access: rkey kept");
+	cr_expect_eq(
+		droce_mr_check_remote(&t, a.rkey, PD, 1, 0x1000, 8, DROCE_ACCESS_REMOTE_WRITE, &h),
+		DROCE_MR_OK, "the new rights govern the key the peer holds");
+	cr_assert_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_PD, PD + 1, NULL, 0, 0, 0, &c), 0,
+		     "rereg PD");
+	cr_expect_eq(c.rkey, a.rkey, "PD: rkey kept");
+	cr_expect_eq(
+		droce_mr_check_remote(&t, a.rkey, PD, 1, 0x1000, 8, DROCE_ACCESS_REMOTE_WRITE, &h),
+		DROCE_MR_BAD_PD, "the old PD's QPs lose it");
+	cr_expect_eq(droce_mr_check_local(&t, a.lkey, PD + 1, 0x1000, 8, 0, &h), DROCE_MR_OK,
+		     "the new PD's QPs have it");
 }
 
 Test(mr_rereg, change_access, .init = setup, .fini = teardown)
@@ -595,8 +621,9 @@ Test(mr_rereg, stale_key_refused, .init = setup, .fini = teardown)
 {
 	struct droce_mr_keys a = reg_ok(PD, buf, 4096, 0x1000, 0), b, c;
 
-	cr_assert_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_PD, 3, NULL, 0, 0, 0, &b), 0,
-		     "first rereg");
+	cr_assert_eq(
+		droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_TRANSLATION, 3, buf, 4096, 0x1000, 0, &b),
+		0, "first rereg");
 	cr_expect_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_PD, 4, NULL, 0, 0, 0, &c), -EINVAL,
 		     "rereg with the previous key");
 	cr_expect_eq(droce_mr_rereg(&t, droce_mr_key_make(&t, CAP, 0), DROCE_MR_REREG_PD, 4, NULL,
