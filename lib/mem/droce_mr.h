@@ -6,18 +6,22 @@
  * registration of it. The verbs layer (control path) writes the table; engine lcores (data
  * path) check lkeys and rkeys against it on every packet, concurrently and without a lock.
  *
- * Key format (32 bits, as IBA Vol. 1 10.6 and Linux Soft-RoCE):
+ * Key format (32 bits; the index in the high bits and random bits below, as RoCE NICs and Linux
+ * Soft-RoCE split a key into an index and a key part):
  *
- *     31                                8 7          0
- *     +-----------------------------------+------------+
- *     |          index (24 bits)          | key byte   |
- *     +-----------------------------------+------------+
+ *     31            32-b  31-b           8 7          0
+ *     +------------------+-----------------+------------+
+ *     |  index (b bits)  |   random tag    |  key byte  |
+ *     +------------------+-----------------+------------+
  *
- * The index is the entry's slot (1 .. capacity; slot 0 is never used, so a zeroed key never
- * matches). The key byte changes on every new registration of the slot: registration,
- * reregistration, window allocation and type-1 bind take the slot's previous byte plus one, so
- * a stale key matches again only after 256 such changes of the same slot; for type-2 windows
- * the consumer chooses the byte at bind time (IBA 10.6.7.2). An MR's lkey and rkey are equal.
+ * b is the table's index width, the fewest bits that hold its capacity (1 .. 24), so a smaller
+ * table leaves more random bits. The index is the entry's slot (1 .. capacity; slot 0 is never
+ * used, so a zeroed key never matches). Registration, reregistration with a new translation and
+ * window allocation draw the 32 - b bits below the index from the kernel's random source
+ * (getrandom()), never the slot's previous key; an MR's lkey and rkey are two such draws and
+ * differ. A type-1 bind advances the key byte by one (ibv_inc_rkey()); for type-2 windows the
+ * consumer chooses the key byte at bind time (IBA 10.6.7.2), the tag stays the one drawn at
+ * allocation.
  *
  * Errors of the control-path functions are 0 or -errno (each function lists its values); the
  * data-path checks return an enum droce_mr_status that the transport turns into a completion
@@ -62,16 +66,9 @@ extern "C" {
 /** @} */
 
 /** @name Keys @{ */
-#define DROCE_MR_KEY_INDEX_SHIFT 8     /**< the index is key >> 8 */
-#define DROCE_MR_KEY_BYTE_MASK   0xffu /**< the key byte is key & 0xff */
-/** Largest capacity of a table: 2^24 indexes minus the unused slot 0. */
+#define DROCE_MR_KEY_BYTE_MASK 0xffu /**< the key byte is key & 0xff */
+/** Largest capacity of a table: 2^24 indexes minus the unused slot 0 (8 random bits left). */
 #define DROCE_MR_MAX_CAPACITY ((UINT32_C(1) << 24) - 1)
-
-/** Index (slot) of @p key. */
-static inline uint32_t droce_mr_key_index(uint32_t key)
-{
-	return key >> DROCE_MR_KEY_INDEX_SHIFT;
-}
 
 /** Key byte of @p key. */
 static inline uint8_t droce_mr_key_byte(uint32_t key)
@@ -79,10 +76,16 @@ static inline uint8_t droce_mr_key_byte(uint32_t key)
 	return (uint8_t)(key & DROCE_MR_KEY_BYTE_MASK);
 }
 
-/** The key of slot @p index (24 bits) with key byte @p byte. */
-static inline uint32_t droce_mr_key_make(uint32_t index, uint8_t byte)
+/** @p key with its key byte replaced by @p byte (what a type-2 bind's consumer chooses). */
+static inline uint32_t droce_mr_key_with_byte(uint32_t key, uint8_t byte)
 {
-	return (index << DROCE_MR_KEY_INDEX_SHIFT) | byte;
+	return (key & ~DROCE_MR_KEY_BYTE_MASK) | byte;
+}
+
+/** Whether @p a and @p b differ in their key byte at most (same index, same tag). */
+static inline int droce_mr_key_same_stem(uint32_t a, uint32_t b)
+{
+	return ((a ^ b) & ~DROCE_MR_KEY_BYTE_MASK) == 0;
 }
 /** @} */
 
@@ -129,7 +132,7 @@ enum droce_mr_status {
 extern const char *const droce_mr_status_name[DROCE_MR_STATUS_MAX];
 
 /**
- * One slot of the table: 64 bytes, one cache line. The fields up to mr_key are the data-path
+ * One slot of the table: 64 bytes, one cache line. The fields up to mr_key/lkey are the data-path
  * view, written under the seqlock @c seq; the rest is control-path bookkeeping that readers
  * never touch. Private: use the functions below.
  */
@@ -144,7 +147,10 @@ struct droce_mr_entry {
 	uint16_t access; /**< DROCE_ACCESS_* (window: its own rights) */
 	uint8_t type;    /**< enum droce_mr_type */
 	uint8_t state;   /**< enum droce_mr_state */
-	uint32_t mr_key; /**< MW: key of the MR it is bound to */
+	union {
+		uint32_t mr_key; /**< MW: rkey of the MR it is bound to */
+		uint32_t lkey;   /**< MR: its lkey (kept when freed: the next one differs) */
+	};
 	/* control path only, under the writer lock */
 	uint32_t handle;    /**< MW: key at allocation, names the window */
 	uint32_t nr_mw;     /**< MR: windows bound to it */
@@ -161,6 +167,7 @@ struct droce_mr_table {
 	struct droce_mr_entry *entries; /**< nslots entries, slot 0 unused */
 	uint32_t nslots;                /**< capacity + 1 */
 	uint32_t capacity;              /**< entries usable */
+	uint32_t index_shift;           /**< a key's index is key >> index_shift */
 	uint32_t *busy; /**< per slot: zero-copy frames still holding the MR's bytes */
 	uint32_t lock __attribute__((aligned(64))); /**< writer lock */
 	uint32_t used;                              /**< slots in use */
@@ -171,9 +178,23 @@ struct droce_mr_table {
 	uint64_t busy_timeouts; /**< of those, the ones that gave up (frames still in flight) */
 };
 
+/** Index (slot) of @p key in @p t: its high bits. */
+static inline uint32_t droce_mr_key_index(const struct droce_mr_table *t, uint32_t key)
+{
+	return key >> t->index_shift;
+}
+
+/** The key of slot @p index of @p t whose bits below the index are those of @p low. */
+static inline uint32_t droce_mr_key_make(const struct droce_mr_table *t, uint32_t index,
+					 uint32_t low)
+{
+	return (index << t->index_shift) | (low & ((UINT32_C(1) << t->index_shift) - 1));
+}
+
 /** Consistent copy of one entry's data-path view (droce_mr_lookup(), droce_mr_query()). */
 struct droce_mr_info {
-	uint32_t key;       /**< current key */
+	uint32_t key;       /**< current key (an MR's rkey) */
+	uint32_t lkey;      /**< MR: its lkey (0 for a window) */
 	uint8_t type;       /**< enum droce_mr_type */
 	uint8_t state;      /**< enum droce_mr_state */
 	uint16_t access;    /**< DROCE_ACCESS_* */
@@ -186,7 +207,7 @@ struct droce_mr_info {
 	uint64_t length;    /**< bytes */
 };
 
-/** Keys of a registered MR (equal: droce keeps one key per MR). */
+/** Keys of a registered MR (two independent random draws: they differ). */
 struct droce_mr_keys {
 	uint32_t lkey;
 	uint32_t rkey;
@@ -209,7 +230,7 @@ struct droce_mr_keys {
 /** Take a count on the slot of @p key, a key that just passed a check (its index is valid). */
 static inline void droce_mr_busy_get(struct droce_mr_table *t, uint32_t key)
 {
-	__atomic_fetch_add(&t->busy[droce_mr_key_index(key)], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&t->busy[droce_mr_key_index(t, key)], 1, __ATOMIC_RELAXED);
 }
 
 /**
@@ -218,7 +239,7 @@ static inline void droce_mr_busy_get(struct droce_mr_table *t, uint32_t key)
  */
 static inline void droce_mr_busy_put(struct droce_mr_table *t, uint32_t key)
 {
-	__atomic_fetch_sub(&t->busy[droce_mr_key_index(key)], 1, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&t->busy[droce_mr_key_index(t, key)], 1, __ATOMIC_RELEASE);
 }
 
 /** Counts held on the slot of @p key (0 for a key of no slot). */
@@ -281,9 +302,11 @@ int droce_mr_reg(struct droce_mr_table *t, uint32_t pd, void *addr, uint64_t len
 /** @} */
 
 /**
- * Reregister the MR of @p lkey in place (same index) with new keys; what @p change names is
- * replaced, the rest kept; the arguments not named are ignored. Works on an invalidated MR too
- * (it becomes valid). All or nothing: on failure the MR and its keys are unchanged.
+ * Reregister the MR of @p lkey in place (same index), with new keys if @p change has
+ * DROCE_MR_REREG_TRANSLATION, else with its keys (the new access and PD govern them); what @p
+ * change names is replaced, the rest kept; the arguments not named are ignored. Works on an
+ * invalidated MR too (it becomes valid). All or nothing: on failure the MR and its keys are
+ * unchanged.
  * @return 0 and @p keys; -EINVAL if @p change is 0 or has an unknown bit, @p lkey is not the
  * current key of an MR, the resulting MR would be refused by droce_mr_reg(), or
  * DROCE_ACCESS_ZERO_BASED changes without DROCE_MR_REREG_TRANSLATION; -EBUSY while windows
@@ -433,17 +456,22 @@ static inline void droce_mr_entry_read(const struct droce_mr_entry *e, struct dr
 		if (s1 == s2)
 			break;
 	}
+	/* one field holds an MR's lkey and a window's MR key */
+	v->lkey = v->type == DROCE_MR_TYPE_MR ? v->mr_key : 0;
+	if (v->type == DROCE_MR_TYPE_MR)
+		v->mr_key = 0;
 	v->bound_mws = 0;
 }
 
 /**
- * Data-path lookup: copy of the valid MR or bound window that carries @p key.
+ * Data-path lookup: copy of the valid MR or bound window whose rkey is @p key (an lkey
+ * names nothing here).
  * @return DROCE_MR_OK and @p info, or DROCE_MR_BAD_KEY.
  */
 static inline enum droce_mr_status droce_mr_lookup(const struct droce_mr_table *t, uint32_t key,
 						   struct droce_mr_info *info)
 {
-	uint32_t idx = droce_mr_key_index(key);
+	uint32_t idx = droce_mr_key_index(t, key);
 
 	if (idx >= t->nslots)
 		return DROCE_MR_BAD_KEY;
@@ -486,9 +514,13 @@ static inline enum droce_mr_status droce_mr_check_local(const struct droce_mr_ta
 							uint64_t len, unsigned int access,
 							void **host)
 {
+	uint32_t idx = droce_mr_key_index(t, lkey);
 	struct droce_mr_info v;
 
-	if (droce_mr_lookup(t, lkey, &v) != DROCE_MR_OK || v.type != DROCE_MR_TYPE_MR)
+	if (idx >= t->nslots)
+		return DROCE_MR_BAD_KEY;
+	droce_mr_entry_read(&t->entries[idx], &v);
+	if (v.type != DROCE_MR_TYPE_MR || v.lkey != lkey || v.state != DROCE_MR_STATE_VALID)
 		return DROCE_MR_BAD_KEY;
 	if (v.pd != pd)
 		return DROCE_MR_BAD_PD;

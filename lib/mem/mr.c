@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "droce_mr.h"
@@ -36,7 +37,7 @@ size_t droce_mr_table_memsize(uint32_t capacity)
 	return ((size_t)capacity + 1) * sizeof(struct droce_mr_entry);
 }
 
-/* splitmix64: spreads the first key bytes of a table's slots. */
+/* splitmix64: only when the kernel's random source fails (see mr_random32()). */
 static uint64_t mr_mix(uint64_t x)
 {
 	x += 0x9e3779b97f4a7c15ull;
@@ -45,11 +46,46 @@ static uint64_t mr_mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+/*
+ * 32 random bits for a key. The kernel's source (getrandom(), one call per key: keys are made
+ * on the control path only), so that no number of keys seen predicts the next; a mixed clock
+ * if it fails (a kernel without the call, or a seccomp filter), which is weaker but unique.
+ */
+static uint32_t mr_random32(void)
+{
+	struct timespec ts;
+	uint32_t r;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) == (ssize_t)sizeof(r))
+		return r;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint32_t)mr_mix((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32));
+}
+
+uint32_t mr_random_key(const struct droce_mr_table *t, const struct droce_mr_entry *e, uint32_t idx,
+		       uint32_t avoid)
+{
+	uint32_t key;
+
+	do
+		key = droce_mr_key_make(t, idx, mr_random32());
+	while (key == e->key || key == e->lkey || key == avoid);
+	return key;
+}
+
+/* The fewest bits that hold @p capacity: the index width of a table. */
+static uint32_t mr_index_bits(uint32_t capacity)
+{
+	uint32_t bits = 1;
+
+	while (bits < 32 && (capacity >> bits) != 0)
+		bits++;
+	return bits;
+}
+
 int droce_mr_table_init(struct droce_mr_table *t, uint32_t capacity, void *mem)
 {
 	size_t size = droce_mr_table_memsize(capacity);
-	struct timespec ts;
-	uint64_t seed;
 	uint32_t i;
 
 	if (size == 0 || ((uintptr_t)mem & 63) != 0)
@@ -72,17 +108,10 @@ int droce_mr_table_init(struct droce_mr_table *t, uint32_t capacity, void *mem)
 	t->entries = mem;
 	t->nslots = capacity + 1;
 	t->capacity = capacity;
-
-	/*
-	 * Each slot starts at an unpredictable key byte, so keys of a previous table (a restarted
-	 * engine) are unlikely to match; from there each slot's byte only advances.
-	 */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)(uintptr_t)t;
-	for (i = 1; i <= capacity; i++) {
-		t->entries[i].key = droce_mr_key_make(i, (uint8_t)mr_mix(seed + i));
+	/* the index takes the bits the capacity needs, the rest of the key is random */
+	t->index_shift = 32 - mr_index_bits(capacity);
+	for (i = 1; i <= capacity; i++)
 		t->entries[i].next_free = i < capacity ? i + 1 : 0;
-	}
 	t->free_head = 1;
 	t->free_tail = capacity;
 	return 0;
@@ -98,7 +127,7 @@ void droce_mr_table_fini(struct droce_mr_table *t)
 
 uint32_t droce_mr_busy(const struct droce_mr_table *t, uint32_t key)
 {
-	uint32_t idx = droce_mr_key_index(key);
+	uint32_t idx = droce_mr_key_index(t, key);
 
 	if (idx == 0 || idx >= t->nslots)
 		return 0;
@@ -109,7 +138,7 @@ uint32_t droce_mr_busy(const struct droce_mr_table *t, uint32_t key)
 
 int droce_mr_busy_wait(struct droce_mr_table *t, uint32_t key, uint64_t timeout_us)
 {
-	uint32_t idx = droce_mr_key_index(key);
+	uint32_t idx = droce_mr_key_index(t, key);
 	uint64_t waited = 0, step = 10;
 
 	if (idx == 0 || idx >= t->nslots)
@@ -174,7 +203,6 @@ void mr_entry_clear(struct droce_mr_entry *e)
 	MR_SET(e, access, 0);
 	MR_SET(e, type, DROCE_MR_TYPE_NONE);
 	MR_SET(e, state, DROCE_MR_STATE_FREE);
-	MR_SET(e, mr_key, 0);
 }
 
 /* ------------------------------------------------------------------ memory regions */
@@ -201,12 +229,23 @@ static int mr_check_args(uint64_t addr, uint64_t length, uint64_t iova, unsigned
 	return 0;
 }
 
+/*
+ * New keys for the MR in slot @p idx: two random draws (IBA leaves the L_Key and R_Key
+ * independent), different from each other and from the slot's previous keys.
+ */
+static void mr_new_keys(const struct droce_mr_table *t, const struct droce_mr_entry *e,
+			uint32_t idx, struct droce_mr_keys *keys)
+{
+	keys->rkey = mr_random_key(t, e, idx, 0);
+	keys->lkey = mr_random_key(t, e, idx, keys->rkey);
+}
+
 /* Write a valid MR's view into @p e (the writer holds the lock). */
-static void mr_entry_set(struct droce_mr_entry *e, uint32_t key, uint32_t pd, uint64_t addr,
-			 uint64_t length, uint64_t iova, unsigned int access)
+static void mr_entry_set(struct droce_mr_entry *e, const struct droce_mr_keys *keys, uint32_t pd,
+			 uint64_t addr, uint64_t length, uint64_t iova, unsigned int access)
 {
 	mr_write_begin(e);
-	MR_SET(e, key, key);
+	MR_SET(e, key, keys->rkey);
 	MR_SET(e, pd, pd);
 	MR_SET(e, qpn, 0);
 	MR_SET(e, addr, addr);
@@ -215,7 +254,7 @@ static void mr_entry_set(struct droce_mr_entry *e, uint32_t key, uint32_t pd, ui
 	MR_SET(e, access, (uint16_t)access);
 	MR_SET(e, type, DROCE_MR_TYPE_MR);
 	MR_SET(e, state, DROCE_MR_STATE_VALID);
-	MR_SET(e, mr_key, 0);
+	MR_SET(e, lkey, keys->lkey);
 	mr_write_end(e);
 }
 
@@ -224,7 +263,7 @@ int droce_mr_reg(struct droce_mr_table *t, uint32_t pd, void *addr, uint64_t len
 {
 	uint64_t a = (uint64_t)(uintptr_t)addr;
 	struct droce_mr_entry *e;
-	uint32_t idx, key;
+	uint32_t idx;
 	int ret;
 
 	if (flags & ~DROCE_MR_REG_INVALIDATE)
@@ -242,15 +281,12 @@ int droce_mr_reg(struct droce_mr_table *t, uint32_t pd, void *addr, uint64_t len
 		return -ENOMEM;
 	}
 	e = &t->entries[idx];
-	key = mr_next_key(e, idx);
-	mr_entry_set(e, key, pd, a, length, iova, access);
+	mr_new_keys(t, e, idx, keys);
+	mr_entry_set(e, keys, pd, a, length, iova, access);
 	e->handle = 0;
 	e->nr_mw = 0;
 	e->flags = (uint8_t)flags;
 	mr_unlock(t);
-
-	keys->lkey = key;
-	keys->rkey = key;
 	return 0;
 }
 
@@ -262,7 +298,6 @@ int droce_mr_rereg(struct droce_mr_table *t, uint32_t lkey, unsigned int change,
 {
 	struct droce_mr_entry *e;
 	uint64_t a;
-	uint32_t key;
 	int ret;
 
 	/* as the kernel's ib_uverbs_rereg_mr(): no change at all is an invalid request */
@@ -302,10 +337,18 @@ int droce_mr_rereg(struct droce_mr_table *t, uint32_t lkey, unsigned int change,
 	if (ret != 0)
 		goto out_unlock;
 
-	key = mr_next_key(e, droce_mr_key_index(lkey));
-	mr_entry_set(e, key, pd, a, length, iova, access);
-	keys->lkey = key;
-	keys->rkey = key;
+	/*
+	 * New keys only with a new translation: rights and PD change under the keys the peer
+	 * already holds, as ibv_rereg_mr() of a NIC keeps its key (mlx5), so that the new
+	 * rights govern the next access made with them.
+	 */
+	if (change & DROCE_MR_REREG_TRANSLATION) {
+		mr_new_keys(t, e, droce_mr_key_index(t, lkey), keys);
+	} else {
+		keys->rkey = e->key;
+		keys->lkey = e->lkey;
+	}
+	mr_entry_set(e, keys, pd, a, length, iova, access);
 out_unlock:
 	mr_unlock(t);
 	return ret;
@@ -331,7 +374,7 @@ int droce_mr_dereg(struct droce_mr_table *t, uint32_t lkey)
 	mr_entry_clear(e);
 	mr_write_end(e);
 	e->flags = 0;
-	mr_slot_free(t, droce_mr_key_index(lkey));
+	mr_slot_free(t, droce_mr_key_index(t, lkey));
 out_unlock:
 	mr_unlock(t);
 	return ret;

@@ -50,22 +50,25 @@ static inline void mr_write_end(struct droce_mr_entry *e)
 /* Store one data-path field of an entry between mr_write_begin() and mr_write_end(). */
 #define MR_SET(e, field, v) __atomic_store_n(&(e)->field, (v), __ATOMIC_RELAXED)
 
-/* The slot's next key: the byte after the last one it carried. */
-static inline uint32_t mr_next_key(const struct droce_mr_entry *e, uint32_t idx)
-{
-	return droce_mr_key_make(idx, (uint8_t)(droce_mr_key_byte(e->key) + 1));
-}
+/*
+ * A new random key of slot @p idx: none of the slot's current or last keys (rkey, lkey) nor
+ * @p avoid, so a key that stopped matching never matches the next registration of the slot.
+ */
+MR_HIDDEN uint32_t mr_random_key(const struct droce_mr_table *t, const struct droce_mr_entry *e,
+				 uint32_t idx, uint32_t avoid);
 
-/* Entry whose current key is @p key, in a state other than free; NULL if none. */
+/* Entry whose current key (or an MR's lkey) is @p key, in a state other than free; NULL if none. */
 static inline struct droce_mr_entry *mr_entry_by_key(struct droce_mr_table *t, uint32_t key)
 {
-	uint32_t idx = droce_mr_key_index(key);
+	uint32_t idx = droce_mr_key_index(t, key);
 	struct droce_mr_entry *e;
 
 	if (idx == 0 || idx >= t->nslots)
 		return NULL;
 	e = &t->entries[idx];
-	if (e->state == DROCE_MR_STATE_FREE || e->key != key)
+	if (e->state == DROCE_MR_STATE_FREE)
+		return NULL;
+	if (e->key != key && (e->type != DROCE_MR_TYPE_MR || e->lkey != key))
 		return NULL;
 	return e;
 }
@@ -86,7 +89,10 @@ MR_HIDDEN uint32_t mr_slot_alloc(struct droce_mr_table *t);
 /* Return slot @p idx, already cleared to the free state, to the tail of the free list. */
 MR_HIDDEN void mr_slot_free(struct droce_mr_table *t, uint32_t idx);
 
-/* Clear the data-path view of @p e to a free slot (between write begin and end); keeps key. */
+/*
+ * Clear the data-path view of @p e to a free slot (between write begin and end); keeps the
+ * keys (key, lkey), which the slot's next keys must differ from.
+ */
 MR_HIDDEN void mr_entry_clear(struct droce_mr_entry *e);
 
 #endif /* DROCE_MR_PRIV_H */

@@ -25,9 +25,11 @@ int droce_mw_alloc(struct droce_mr_table *t, uint32_t pd, enum droce_mw_type typ
 		return -ENOMEM;
 	}
 	e = &t->entries[idx];
-	key = mr_next_key(e, idx);
+	/* random index tag and key byte; the tag stays the window's (a type-2 bind keeps it) */
+	key = mr_random_key(t, e, idx, 0);
 	mr_write_begin(e);
 	mr_entry_clear(e);
+	MR_SET(e, mr_key, 0);
 	MR_SET(e, key, key);
 	MR_SET(e, pd, pd);
 	MR_SET(e, type, type == DROCE_MW_TYPE_1 ? DROCE_MR_TYPE_MW1 : DROCE_MR_TYPE_MW2);
@@ -46,7 +48,7 @@ int droce_mw_alloc(struct droce_mr_table *t, uint32_t pd, enum droce_mw_type typ
 /* The allocated window named by @p handle; NULL if none. */
 static struct droce_mr_entry *mw_by_handle(struct droce_mr_table *t, uint32_t handle)
 {
-	uint32_t idx = droce_mr_key_index(handle);
+	uint32_t idx = droce_mr_key_index(t, handle);
 	struct droce_mr_entry *e;
 
 	if (idx == 0 || idx >= t->nslots)
@@ -66,7 +68,7 @@ static struct droce_mr_entry *mw_by_handle(struct droce_mr_table *t, uint32_t ha
 static void mw_unbind(struct droce_mr_table *t, struct droce_mr_entry *mw)
 {
 	if (mw->state == DROCE_MR_STATE_VALID)
-		t->entries[droce_mr_key_index(mw->mr_key)].nr_mw--;
+		t->entries[droce_mr_key_index(t, mw->mr_key)].nr_mw--;
 	MR_SET(mw, qpn, 0);
 	MR_SET(mw, addr, 0);
 	MR_SET(mw, iova, 0);
@@ -91,7 +93,7 @@ int droce_mw_dealloc(struct droce_mr_table *t, uint32_t handle)
 	mr_entry_clear(e);
 	mr_write_end(e);
 	e->handle = 0;
-	mr_slot_free(t, droce_mr_key_index(handle));
+	mr_slot_free(t, droce_mr_key_index(t, handle));
 	mr_unlock(t);
 	return 0;
 }
@@ -172,10 +174,10 @@ static int bind_type1(struct droce_mr_table *t, uint32_t handle, uint32_t qp_pd,
 		goto out_unlock;
 	}
 	/* a new key on every bind, as ibv_inc_rkey(): the previous rkey stops working */
-	key = mr_next_key(mw, droce_mr_key_index(handle));
+	key = (mw->key & ~DROCE_MR_KEY_BYTE_MASK) | (uint8_t)(droce_mr_key_byte(mw->key) + 1);
 	if (want != 0) {
-		/* the key the verbs layer announced: the window's index, any other byte */
-		if (droce_mr_key_index(want) != droce_mr_key_index(handle) || want == mw->key) {
+		/* the key the verbs layer announced: the window's index and tag, any other byte */
+		if (!droce_mr_key_same_stem(want, handle) || want == mw->key) {
 			ret = -EINVAL;
 			goto out_unlock;
 		}
@@ -226,8 +228,8 @@ int droce_mw_bind_type2(struct droce_mr_table *t, uint32_t handle, uint32_t qp_p
 	ret = mw_check_access(b->access);
 	if (ret != 0)
 		return ret;
-	/* only the key byte is the consumer's */
-	if (droce_mr_key_index(rkey) != droce_mr_key_index(handle))
+	/* IBA 10.6.7.2: only the key byte is the consumer's; index and tag stay the window's */
+	if (!droce_mr_key_same_stem(rkey, handle))
 		return -EINVAL;
 	/* o10-37.2.40: a type-2 window is unbound by invalidation, not by an empty bind */
 	if (b->length == 0)
@@ -262,7 +264,8 @@ static int mr_invalidate(struct droce_mr_table *t, uint32_t key, uint32_t pd, bo
 
 	mr_lock(t);
 	e = mr_entry_by_key(t, key);
-	if (e == NULL || e->state != DROCE_MR_STATE_VALID) {
+	/* an IETH carries an R_Key: an MR's lkey is never on the wire */
+	if (e == NULL || e->state != DROCE_MR_STATE_VALID || (remote && e->key != key)) {
 		ret = -EINVAL;
 		goto out_unlock;
 	}

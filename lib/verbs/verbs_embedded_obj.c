@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "droce_engine.h"
+#include "droce_mem_maps.h"
 #include "droce_mr.h"
 #include "verbs_limits.h"
 #include "verbs_priv.h"
@@ -31,6 +32,22 @@ static int pd_dealloc(struct droce_pd *pd)
 	return 0;
 }
 
+/*
+ * The range must be mapped, and writable if the MR lets anyone write it, as the kernel's
+ * ib_umem_get() demands when it pins the pages (EFAULT): the engine copies into and out of
+ * it. A length 0 or a wrapping range is left to droce_mr_reg() and its EINVAL.
+ */
+static int mr_check_mapped(const void *addr, size_t length, unsigned int access)
+{
+	const unsigned int writes =
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+	uint64_t a = (uint64_t)(uintptr_t)addr;
+
+	if (length == 0 || a + length < a)
+		return 0;
+	return droce_mem_check_mapped(a, length, (access & writes) != 0);
+}
+
 static int mr_reg(struct droce_mr *mr, struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 		  unsigned int access)
 {
@@ -40,6 +57,9 @@ static int mr_reg(struct droce_mr *mr, struct ibv_pd *pd, void *addr, size_t len
 
 	if (t == NULL)
 		return -ENOMEM;
+	rc = mr_check_mapped(addr, length, access);
+	if (rc != 0)
+		return rc;
 	rc = droce_mr_reg(t, to_dpd(pd)->id, addr, length, iova, access, 0, &keys);
 	if (rc != 0)
 		return rc;
@@ -53,10 +73,23 @@ static int mr_rereg(struct droce_mr *mr, unsigned int flags, struct ibv_pd *pd, 
 {
 	struct droce_mr_table *t = droce_verbs_mr_table();
 	struct droce_mr_keys keys;
+	struct droce_mr_info cur;
 	int rc;
 
 	if (t == NULL)
 		return -ENOMEM;
+	/* the range and rights the MR will have must be mapped as mr_reg() demands */
+	rc = droce_mr_query(t, mr->ibmr.lkey, &cur);
+	if (rc != 0)
+		return rc;
+	if (!(flags & IBV_REREG_MR_CHANGE_TRANSLATION)) {
+		addr = (void *)(uintptr_t)cur.addr;
+		length = cur.length;
+	}
+	rc = mr_check_mapped(addr, length,
+			     flags & IBV_REREG_MR_CHANGE_ACCESS ? access : cur.access);
+	if (rc != 0)
+		return rc;
 	rc = droce_mr_rereg(t, mr->ibmr.lkey, flags, to_dpd(pd)->id, addr, length, (uintptr_t)addr,
 			    access, &keys);
 	if (rc != 0)

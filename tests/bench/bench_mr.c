@@ -153,7 +153,7 @@ static void time_windows(struct droce_mr_table *t, uint8_t *base, unsigned int r
 	for (r = 0; r < reps; r++) {
 		t0 = now_ns();
 		for (i = 0; i < REG_BATCH; i++) {
-			key = droce_mr_key_make(droce_mr_key_index(h2), (uint8_t)i);
+			key = droce_mr_key_with_byte(h2, (uint8_t)i);
 			ret = droce_mw_bind_type2(t, h2, PD, QPN, key, &b);
 			if (ret == 0)
 				ret = droce_mr_invalidate_local(t, key, PD);
@@ -202,7 +202,8 @@ static uint64_t run_probes(const struct droce_mr_table *t, const struct probe *p
 	switch (kind) {
 	case LK_BASELINE:
 		for (i = 0; i < n; i++)
-			acc += *(volatile const uint64_t *)&t->entries[droce_mr_key_index(p[i].key)]
+			acc += *(volatile const uint64_t *)&t
+					->entries[droce_mr_key_index(t, p[i].key)]
 					.addr;
 		break;
 	case LK_LOOKUP:

@@ -82,12 +82,28 @@ Test(mr_const, rereg_and_mw_type_values_are_libibverbs_values)
 
 Test(mr_const, key_fields)
 {
-	uint32_t k = droce_mr_key_make(0xabcdef, 0x5a);
+	struct droce_mr_table x;
+	uint32_t k;
 
-	cr_expect_eq(k, 0xabcdef5au, "index in the high 24 bits, byte in the low 8");
-	cr_expect_eq(droce_mr_key_index(k), 0xabcdefu, "index back");
-	cr_expect_eq(droce_mr_key_byte(k), 0x5a, "byte back");
-	cr_expect_eq(droce_mr_key_index(UINT32_MAX), DROCE_MR_MAX_CAPACITY, "largest index");
+	cr_assert_eq(droce_mr_table_init(&x, 255, NULL), 0, "255 entries: 8 index bits");
+	k = droce_mr_key_make(&x, 0xab, 0x12345678);
+	cr_expect_eq(k, 0xab345678u, "index in the high 8 bits, 24 bits below it");
+	cr_expect_eq(droce_mr_key_index(&x, k), 0xabu, "index back");
+	cr_expect_eq(droce_mr_key_byte(k), 0x78, "byte back");
+	cr_expect_eq(droce_mr_key_with_byte(k, 0x5a), 0xab34565au, "byte replaced, rest kept");
+	cr_expect(droce_mr_key_same_stem(k, 0xab3456ffu), "same index and tag");
+	cr_expect_not(droce_mr_key_same_stem(k, 0xab3457ffu), "another tag");
+	droce_mr_table_fini(&x);
+
+	cr_assert_eq(droce_mr_table_init(&x, 256, NULL), 0, "256 entries: 9 index bits");
+	cr_expect_eq(droce_mr_key_index(&x, UINT32_MAX), 511, "9 bits of index");
+	droce_mr_table_fini(&x);
+	cr_assert_eq(droce_mr_table_init(&x, 1, NULL), 0, "1 entry: 1 index bit");
+	cr_expect_eq(droce_mr_key_index(&x, UINT32_MAX), 1, "1 bit of index");
+	droce_mr_table_fini(&x);
+	cr_assert_eq(droce_mr_table_init(&x, CAP, NULL), 0, "CAP entries");
+	cr_expect_eq(droce_mr_key_index(&x, UINT32_MAX), 31, "5 bits of index for 16 entries");
+	droce_mr_table_fini(&x);
 }
 
 Test(mr_const, status_names)
@@ -171,13 +187,22 @@ Test(mr_table, used_counts_slots, .init = setup, .fini = teardown)
 
 /* ------------------------------------------------------------------ reg */
 
-Test(mr_reg, keys_equal_and_index_in_range, .init = setup, .fini = teardown)
+Test(mr_reg, keys_differ_and_index_in_range, .init = setup, .fini = teardown)
 {
 	struct droce_mr_keys k = reg_ok(PD, buf, sizeof(buf), (uint64_t)(uintptr_t)buf, 0);
+	void *h;
 
-	cr_expect_eq(k.lkey, k.rkey, "lkey and rkey are equal");
-	cr_expect_geq(droce_mr_key_index(k.lkey), 1, "index 0 is never used");
-	cr_expect_leq(droce_mr_key_index(k.lkey), CAP, "index within capacity");
+	cr_expect_neq(k.lkey, k.rkey, "lkey and rkey differ");
+	cr_expect_eq(droce_mr_key_index(&t, k.lkey), droce_mr_key_index(&t, k.rkey),
+		     "one slot, one index");
+	cr_expect_eq(droce_mr_check_remote(&t, k.lkey, PD, 1, (uint64_t)(uintptr_t)buf, 8, 0, &h),
+		     DROCE_MR_BAD_KEY, "an lkey is no rkey");
+	cr_expect_eq(droce_mr_check_local(&t, k.rkey, PD, (uint64_t)(uintptr_t)buf, 8, 0, &h),
+		     DROCE_MR_BAD_KEY, "an rkey is no lkey");
+	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, (uint64_t)(uintptr_t)buf, 8, 0, &h),
+		     DROCE_MR_OK, "the lkey works locally");
+	cr_expect_geq(droce_mr_key_index(&t, k.lkey), 1, "index 0 is never used");
+	cr_expect_leq(droce_mr_key_index(&t, k.lkey), CAP, "index within capacity");
 }
 
 Test(mr_reg, same_buffer_twice_gets_different_keys, .init = setup, .fini = teardown)
@@ -201,7 +226,8 @@ Test(mr_reg, query_gives_fields, .init = setup, .fini = teardown)
 	struct droce_mr_info i;
 
 	cr_assert_eq(droce_mr_query(&t, k.lkey, &i), 0, "query");
-	cr_expect_eq(i.key, k.lkey, "key");
+	cr_expect_eq(i.key, k.rkey, "key: the rkey");
+	cr_expect_eq(i.lkey, k.lkey, "lkey");
 	cr_expect_eq(i.type, DROCE_MR_TYPE_MR, "type MR");
 	cr_expect_eq(i.state, DROCE_MR_STATE_VALID, "valid");
 	cr_expect_eq(i.pd, PD, "pd");
@@ -360,7 +386,7 @@ Test(mr_reg, table_full, .init = setup, .fini = teardown)
 		     "one more than the capacity");
 	cr_expect_eq(droce_mr_dereg(&t, k[3].lkey), 0, "free one");
 	cr_expect_eq(droce_mr_reg(&t, PD, buf, 64, 0x1000, 0, 0, &extra), 0, "room again");
-	cr_expect_eq(droce_mr_key_index(extra.lkey), droce_mr_key_index(k[3].lkey),
+	cr_expect_eq(droce_mr_key_index(&t, extra.lkey), droce_mr_key_index(&t, k[3].lkey),
 		     "the only free slot is reused");
 	cr_expect_neq(extra.lkey, k[3].lkey, "with another key");
 }
@@ -372,32 +398,54 @@ Test(mr_reg, freed_slot_reused_last, .init = setup, .fini = teardown)
 
 	cr_assert_eq(droce_mr_dereg(&t, a.lkey), 0, "dereg");
 	b = reg_ok(PD, buf, 64, 0x1000, 0);
-	cr_expect_neq(droce_mr_key_index(b.lkey), droce_mr_key_index(a.lkey),
+	cr_expect_neq(droce_mr_key_index(&t, b.lkey), droce_mr_key_index(&t, a.lkey),
 		      "FIFO reuse: the freed index waits behind the others");
 }
 
 /* One slot: every registration reuses it, and every one gets a key never seen before. */
-Test(mr_reg, keys_unique_across_reregistration_of_a_slot)
+/*
+ * Keys of one slot registered again and again (the same buffer each time): a one-entry table
+ * leaves 31 random bits below the 1-bit index. Consecutive keys never repeat (the table
+ * guarantees it); over 1000 registrations equal keys, successive keys, or a random bit stuck
+ * would show keys that are related. The bounds are far (> 9 standard deviations) from what
+ * independent random keys give, so the test does not fail by chance.
+ */
+#define KR_REGS 1000
+Test(mr_reg, keys_of_a_slot_are_unrelated)
 {
+	static uint32_t rk[KR_REGS], lk[KR_REGS];
 	struct droce_mr_table x;
-	struct droce_mr_keys k, first;
-	bool seen[256] = {false};
-	int i;
+	struct droce_mr_keys k;
+	unsigned int ones[32] = {0}, equal = 0, step = 0;
+	int i, j, bit;
 
 	cr_assert_eq(droce_mr_table_init(&x, 1, NULL), 0, "one-entry table");
-	for (i = 0; i < 256; i++) {
+	for (i = 0; i < KR_REGS; i++) {
 		cr_assert_eq(droce_mr_reg(&x, PD, buf, 64, 0x1000, 0, 0, &k), 0, "reg %d", i);
-		if (i == 0)
-			first = k;
-		cr_expect_eq(droce_mr_key_index(k.lkey), 1, "reg %d uses slot 1", i);
-		cr_expect_not(seen[droce_mr_key_byte(k.lkey)], "reg %d: key 0x%08x is new", i,
-			      k.lkey);
-		seen[droce_mr_key_byte(k.lkey)] = true;
+		cr_assert_eq(droce_mr_key_index(&x, k.rkey), 1, "reg %d uses slot 1", i);
+		cr_expect_neq(k.lkey, k.rkey, "reg %d: lkey != rkey", i);
+		rk[i] = k.rkey;
+		lk[i] = k.lkey;
+		if (i > 0) {
+			cr_expect_neq(rk[i], rk[i - 1], "reg %d: rkey differs from the last", i);
+			cr_expect_neq(lk[i], lk[i - 1], "reg %d: lkey differs from the last", i);
+			step += rk[i] - rk[i - 1] == 1 || lk[i] - lk[i - 1] == 1;
+		}
+		for (bit = 0; bit < 31; bit++)
+			ones[bit] += (rk[i] >> bit) & 1;
 		cr_assert_eq(droce_mr_dereg(&x, k.lkey), 0, "dereg %d", i);
 	}
-	/* the documented limit: 8 bits of key, the 257th registration repeats the first key */
-	cr_assert_eq(droce_mr_reg(&x, PD, buf, 64, 0x1000, 0, 0, &k), 0, "reg 257");
-	cr_expect_eq(k.lkey, first.lkey, "the key byte wraps after 256 registrations of a slot");
+	for (i = 0; i < KR_REGS; i++)
+		for (j = i + 1; j < KR_REGS; j++)
+			equal += (rk[i] == rk[j]) + (lk[i] == lk[j]) + (rk[i] == lk[j]) +
+				 (lk[i] == rk[j]);
+	/* 2000 draws of 31 bits: about 0.001 equal pairs expected */
+	cr_expect_leq(equal, 3, "%u equal key pairs in %d registrations", equal, KR_REGS);
+	cr_expect_leq(step, 3, "%u keys were the last one plus one", step);
+	/* each random bit set in about half of the keys: 500 +- 16 */
+	for (bit = 0; bit < 31; bit++)
+		cr_expect(ones[bit] >= 350 && ones[bit] <= 650, "rkey bit %d set in %u of %d keys",
+			  bit, ones[bit], KR_REGS);
 	droce_mr_table_fini(&x);
 }
 
@@ -416,7 +464,15 @@ Test(mr_reg, stale_key_refused_after_dereg)
 		     "deregistered lkey, free slot");
 	cr_assert_eq(droce_mr_reg(&x, PD, buf, 64, 0x1000, DROCE_ACCESS_REMOTE_READ, 0, &b), 0,
 		     "reg b in the same slot");
-	cr_expect_eq(droce_mr_key_index(a.lkey), droce_mr_key_index(b.lkey), "same slot");
+	cr_expect_eq(droce_mr_key_index(&x, a.lkey), droce_mr_key_index(&x, b.lkey), "same slot");
+	cr_expect_neq(a.rkey, b.rkey, "a new rkey");
+	cr_expect_eq(droce_mr_check_remote(&x,
+					   droce_mr_key_with_byte(b.rkey, (uint8_t)(b.rkey + 1)),
+					   PD, 1, 0x1000, 8, DROCE_ACCESS_REMOTE_READ, &h),
+		     DROCE_MR_BAD_KEY, "the right index with a wrong random part");
+	cr_expect_eq(droce_mr_check_remote(&x, b.rkey ^ 0x100, PD, 1, 0x1000, 8,
+					   DROCE_ACCESS_REMOTE_READ, &h),
+		     DROCE_MR_BAD_KEY, "a wrong tag bit");
 	cr_expect_eq(droce_mr_check_local(&x, a.lkey, PD, 0x1000, 8, 0, &h), DROCE_MR_BAD_KEY,
 		     "stale lkey, slot reused");
 	cr_expect_eq(
@@ -436,17 +492,44 @@ Test(mr_rereg, new_keys_same_index_old_refused, .init = setup, .fini = teardown)
 	struct droce_mr_keys a = reg_ok(PD, buf, 4096, 0x1000, 0), b;
 	void *h;
 
-	cr_assert_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_ACCESS, 0, NULL, 0, 0,
-				    DROCE_ACCESS_LOCAL_WRITE, &b),
-		     0, "rereg access");
+	cr_assert_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_TRANSLATION, 0, buf + 4096, 4096,
+				    0x2000, 0, &b),
+		     0, "rereg translation");
 	cr_expect_neq(b.lkey, a.lkey, "new lkey");
-	cr_expect_eq(b.lkey, b.rkey, "lkey and rkey still equal");
-	cr_expect_eq(droce_mr_key_index(b.lkey), droce_mr_key_index(a.lkey), "same index");
-	cr_expect_eq(droce_mr_check_local(&t, a.lkey, PD, 0x1000, 8, 0, &h), DROCE_MR_BAD_KEY,
+	cr_expect_neq(b.rkey, a.rkey, "new rkey");
+	cr_expect_neq(b.lkey, b.rkey, "lkey and rkey still differ");
+	cr_expect_eq(droce_mr_key_index(&t, b.lkey), droce_mr_key_index(&t, a.lkey), "same index");
+	cr_expect_eq(droce_mr_check_local(&t, a.lkey, PD, 0x2000, 8, 0, &h), DROCE_MR_BAD_KEY,
 		     "old key refused");
-	cr_expect_eq(droce_mr_check_local(&t, b.lkey, PD, 0x1000, 8, 0, &h), DROCE_MR_OK,
+	cr_expect_eq(droce_mr_check_local(&t, b.lkey, PD, 0x2000, 8, 0, &h), DROCE_MR_OK,
 		     "new key works");
 	cr_expect_eq(droce_mr_table_used(&t), 1, "no slot taken");
+}
+
+Test(mr_rereg, keys_kept_without_translation, .init = setup, .fini = teardown)
+{
+	struct droce_mr_keys a = reg_ok(PD, buf, 4096, 0x1000, DROCE_ACCESS_REMOTE_READ), b, c;
+	void *h;
+
+	cr_expect_eq(
+		droce_mr_check_remote(&t, a.rkey, PD, 1, 0x1000, 8, DROCE_ACCESS_REMOTE_WRITE, &h),
+		DROCE_MR_NO_ACCESS, "no remote write before");
+	cr_assert_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_ACCESS, 0, NULL, 0, 0,
+				    DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE, &b),
+		     0, "rereg access");
+	cr_expect_eq(b.lkey, a.lkey, "access: lkey kept");
+	cr_expect_eq(b.rkey, a.rkey, "access: rkey kept");
+	cr_expect_eq(
+		droce_mr_check_remote(&t, a.rkey, PD, 1, 0x1000, 8, DROCE_ACCESS_REMOTE_WRITE, &h),
+		DROCE_MR_OK, "the new rights govern the key the peer holds");
+	cr_assert_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_PD, PD + 1, NULL, 0, 0, 0, &c), 0,
+		     "rereg PD");
+	cr_expect_eq(c.rkey, a.rkey, "PD: rkey kept");
+	cr_expect_eq(
+		droce_mr_check_remote(&t, a.rkey, PD, 1, 0x1000, 8, DROCE_ACCESS_REMOTE_WRITE, &h),
+		DROCE_MR_BAD_PD, "the old PD's QPs lose it");
+	cr_expect_eq(droce_mr_check_local(&t, a.lkey, PD + 1, 0x1000, 8, 0, &h), DROCE_MR_OK,
+		     "the new PD's QPs have it");
 }
 
 Test(mr_rereg, change_access, .init = setup, .fini = teardown)
@@ -538,15 +621,16 @@ Test(mr_rereg, stale_key_refused, .init = setup, .fini = teardown)
 {
 	struct droce_mr_keys a = reg_ok(PD, buf, 4096, 0x1000, 0), b, c;
 
-	cr_assert_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_PD, 3, NULL, 0, 0, 0, &b), 0,
-		     "first rereg");
+	cr_assert_eq(
+		droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_TRANSLATION, 3, buf, 4096, 0x1000, 0, &b),
+		0, "first rereg");
 	cr_expect_eq(droce_mr_rereg(&t, a.lkey, DROCE_MR_REREG_PD, 4, NULL, 0, 0, 0, &c), -EINVAL,
 		     "rereg with the previous key");
-	cr_expect_eq(droce_mr_rereg(&t, droce_mr_key_make(CAP, 0), DROCE_MR_REREG_PD, 4, NULL, 0, 0,
-				    0, &c),
-		     -EINVAL, "rereg of a free slot");
-	cr_expect_eq(droce_mr_rereg(&t, droce_mr_key_make(CAP + 1, 0), DROCE_MR_REREG_PD, 4, NULL,
+	cr_expect_eq(droce_mr_rereg(&t, droce_mr_key_make(&t, CAP, 0), DROCE_MR_REREG_PD, 4, NULL,
 				    0, 0, 0, &c),
+		     -EINVAL, "rereg of a free slot");
+	cr_expect_eq(droce_mr_rereg(&t, droce_mr_key_make(&t, CAP + 1, 0), DROCE_MR_REREG_PD, 4,
+				    NULL, 0, 0, 0, &c),
 		     -EINVAL, "rereg beyond the table");
 }
 
@@ -609,8 +693,8 @@ Test(mr_dereg, unknown_keys_refused, .init = setup, .fini = teardown)
 	cr_expect_eq(droce_mr_dereg(&t, 0), -EINVAL, "key 0 (slot 0 is never used)");
 	cr_expect_eq(droce_mr_dereg(&t, UINT32_MAX), -EINVAL, "index beyond the table");
 	cr_expect_eq(droce_mr_dereg(&t, a.lkey ^ 0x01), -EINVAL, "right index, wrong byte");
-	cr_expect_eq(droce_mr_dereg(&t, droce_mr_key_make(CAP, droce_mr_key_byte(a.lkey))), -EINVAL,
-		     "free slot");
+	cr_expect_eq(droce_mr_dereg(&t, droce_mr_key_make(&t, CAP, droce_mr_key_byte(a.lkey))),
+		     -EINVAL, "free slot");
 	cr_expect_eq(droce_mr_table_used(&t), 1, "the MR is still there");
 }
 
@@ -657,11 +741,11 @@ Test(mr_check_local, bad_key, .init = setup, .fini = teardown)
 	cr_expect_eq(droce_mr_check_local(&t, k.lkey ^ 0x80, PD, VA, 8, 0, &h), DROCE_MR_BAD_KEY,
 		     "wrong key byte");
 	cr_expect_eq(droce_mr_check_local(&t, 0, PD, VA, 8, 0, &h), DROCE_MR_BAD_KEY, "key 0");
-	cr_expect_eq(droce_mr_check_local(&t, droce_mr_key_make(CAP + 1, 0), PD, VA, 8, 0, &h),
+	cr_expect_eq(droce_mr_check_local(&t, droce_mr_key_make(&t, CAP + 1, 0), PD, VA, 8, 0, &h),
 		     DROCE_MR_BAD_KEY, "index just beyond the table");
 	cr_expect_eq(droce_mr_check_local(&t, UINT32_MAX, PD, VA, 8, 0, &h), DROCE_MR_BAD_KEY,
 		     "largest key");
-	cr_expect_eq(droce_mr_check_local(&t, droce_mr_key_make(CAP, 0), PD, VA, 8, 0, &h),
+	cr_expect_eq(droce_mr_check_local(&t, droce_mr_key_make(&t, CAP, 0), PD, VA, 8, 0, &h),
 		     DROCE_MR_BAD_KEY, "free slot");
 }
 
@@ -881,20 +965,56 @@ Test(mr_reg, iova_page_offset, .init = setup, .fini = teardown)
  * random number r; a reader looks keys up meanwhile. A torn read (fields of two
  * registrations, or of a half-written one) breaks the pattern; a key whose dereg (or rereg)
  * returned before the reader took it from the dead list must not be found. The table is
- * large enough that no slot reuses a key byte during the run (checked at the end).
+ * large enough that no slot is reused while its dead key is on the dead list (FIFO reuse), and
+ * a slot's new key always differs from its last one.
  */
 #define CC_CAP  65536
 #define CC_LIVE 24
 #define CC_DEAD 64
 #define CC_NS   700000000ull
-/* registrations before any slot could come round 256 times (FIFO reuse) */
+/* a bound on the run's registrations, so that it ends even on a fast machine */
 #define CC_MAX_REGS (128ull * (CC_CAP - CC_LIVE))
+/* keys the writer issues, at most (the run stops when the log is full) */
+#define CC_MAX_KEYS (4u << 20)
+/* dead keys found, at most, kept to be told from keys issued again */
+#define CC_MAX_RES 256
 
 static struct droce_mr_table cc;
 static uint32_t cc_published[CC_LIVE]; /* keys of live MRs */
 static uint32_t cc_dead[CC_DEAD];      /* keys whose dereg or rereg has returned */
 static uint32_t cc_cursor;             /* the published key the writer works on */
 static int cc_stop;
+/*
+ * Every rkey the writer issued. Keys are random: a slot's new key differs from its last one,
+ * but may equal an older one (probability 2^-15 per key with this table's 17 index bits); a
+ * dead key the reader finds is a fault only if the writer never issued it again.
+ */
+static uint32_t *cc_issued;
+static uint32_t cc_nissued;
+static uint32_t cc_res[CC_MAX_RES];
+static uint32_t cc_nres;
+
+/* Keep dead key @p key the reader found, once. */
+static void cc_res_add(uint32_t key)
+{
+	uint32_t i;
+
+	for (i = 0; i < cc_nres; i++)
+		if (cc_res[i] == key)
+			return;
+	if (cc_nres < CC_MAX_RES)
+		cc_res[cc_nres++] = key;
+}
+
+/* How many times the writer issued @p key. */
+static uint32_t cc_times_issued(uint32_t key)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < cc_nissued; i++)
+		n += cc_issued[i] == key;
+	return n;
+}
 
 static const uint64_t cc_base = 0x100000000000ull;
 
@@ -963,7 +1083,8 @@ static void *cc_writer(void *arg)
 	struct droce_mr_keys k = {0, 0};
 	uint32_t i = 0, d = 0, old;
 
-	while (!__atomic_load_n(&cc_stop, __ATOMIC_RELAXED) && c->regs < CC_MAX_REGS) {
+	while (!__atomic_load_n(&cc_stop, __ATOMIC_RELAXED) && c->regs < CC_MAX_REGS &&
+	       cc_nissued < CC_MAX_KEYS) {
 		__atomic_store_n(&cc_cursor, i, __ATOMIC_RELAXED);
 		old = cc_published[i];
 		r = cc_rand(&s);
@@ -983,7 +1104,8 @@ static void *cc_writer(void *arg)
 				c->errors++;
 			c->regs++;
 		}
-		__atomic_store_n(&cc_published[i], k.lkey, __ATOMIC_RELAXED);
+		cc_issued[cc_nissued++] = k.rkey;
+		__atomic_store_n(&cc_published[i], k.rkey, __ATOMIC_RELAXED);
 		if (old != 0) {
 			/* published once dereg/rereg returned: pairs with the reader's acquire */
 			__atomic_store_n(&cc_dead[d], old, __ATOMIC_RELEASE);
@@ -1009,7 +1131,7 @@ static void *cc_reader(void *arg)
 		if (dead)
 			key = __atomic_load_n(&cc_dead[(r >> 8) % CC_DEAD], __ATOMIC_ACQUIRE);
 		else if ((r & 3) == 1)
-			key = droce_mr_key_make(1 + (uint32_t)((r >> 8) % CC_CAP),
+			key = droce_mr_key_make(&cc, 1 + (uint32_t)((r >> 8) % CC_CAP),
 						(uint8_t)(r >> 40));
 		else
 			key = __atomic_load_n(&cc_published[(r >> 8) % CC_LIVE], __ATOMIC_RELAXED);
@@ -1020,6 +1142,8 @@ static void *cc_reader(void *arg)
 		if (droce_mr_lookup(&cc, key, &info) != DROCE_MR_OK)
 			continue;
 		c->found++;
+		if (dead)
+			cc_res_add(key);
 		c->resurrected += dead;
 		c->wrong_key += info.key != key;
 		c->torn += !cc_consistent(&info);
@@ -1031,8 +1155,11 @@ Test(mr_concurrency, reader_never_sees_torn_or_dead_entries)
 {
 	struct cc_counts w = {0}, rd = {0};
 	pthread_t tw, tr;
+	uint32_t i, once = 0;
 	uint64_t t0;
 
+	cc_issued = malloc(CC_MAX_KEYS * sizeof(*cc_issued));
+	cr_assert_not_null(cc_issued, "key log");
 	cr_assert_eq(droce_mr_table_init(&cc, CC_CAP, NULL), 0, "table");
 	cr_assert_eq(pthread_create(&tr, NULL, cc_reader, &rd), 0, "reader thread");
 	cr_assert_eq(pthread_create(&tw, NULL, cc_writer, &w), 0, "writer thread");
@@ -1051,13 +1178,20 @@ Test(mr_concurrency, reader_never_sees_torn_or_dead_entries)
 		    w.ops, rd.ops, rd.found, rd.dead_tried);
 	cr_expect_eq(w.errors, 0, "writer operations failed");
 	cr_expect_gt(w.ops, 10000, "the writer ran (%" PRIu64 " operations)", w.ops);
-	cr_expect_leq(w.regs, CC_MAX_REGS, "no slot came round 256 times: no key issued twice");
 	cr_expect_gt(rd.found, 1000, "the reader found live keys (%" PRIu64 ")", rd.found);
 	cr_expect_gt(rd.dead_tried, 1000, "the reader tried dead keys (%" PRIu64 ")",
 		     rd.dead_tried);
 	cr_expect_eq(rd.torn, 0, "%" PRIu64 " inconsistent entries seen", rd.torn);
 	cr_expect_eq(rd.wrong_key, 0, "%" PRIu64 " entries with another key", rd.wrong_key);
-	cr_expect_eq(rd.resurrected, 0, "%" PRIu64 " keys found after their dereg returned",
-		     rd.resurrected);
+	/* a dead key found is one issued again later, never one issued once */
+	cr_expect_lt(cc_nres, CC_MAX_RES, "%u dead keys found", cc_nres);
+	for (i = 0; i < cc_nres; i++)
+		once += cc_times_issued(cc_res[i]) < 2;
+	cr_expect_eq(once, 0,
+		     "%u keys found after their dereg returned (%u dead keys found, all issued "
+		     "again but these)",
+		     once, cc_nres);
+	cr_log_info("%u dead keys found live again after a new registration drew them", cc_nres);
 	droce_mr_table_fini(&cc);
+	free(cc_issued);
 }

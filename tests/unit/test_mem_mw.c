@@ -55,7 +55,16 @@ static uint32_t mr_ok(uint32_t pd, unsigned int access, unsigned int flags)
 
 	cr_assert_eq(droce_mr_reg(&t, pd, buf + 1024, MRLN, MRVA, access, flags, &k), 0,
 		     "reg MR access 0x%x", access);
-	return k.lkey;
+	return k.rkey; /* the key windows and remote checks name; reg, dereg, bind take it too */
+}
+
+/* The lkey of the MR whose rkey is @p mr. */
+static uint32_t mr_lkey(uint32_t mr)
+{
+	struct droce_mr_info i;
+
+	cr_assert_eq(droce_mr_query(&t, mr, &i), 0, "query MR 0x%x", mr);
+	return i.lkey;
 }
 
 static uint32_t mw_ok(uint32_t pd, enum droce_mw_type type)
@@ -86,7 +95,7 @@ static uint32_t bind2_ok(uint32_t h, uint8_t byte, uint32_t mr, uint64_t addr, u
 			 unsigned int acc)
 {
 	struct droce_mw_bind_info b = bi(mr, addr, len, acc);
-	uint32_t rkey = droce_mr_key_make(droce_mr_key_index(h), byte);
+	uint32_t rkey = droce_mr_key_with_byte(h, byte);
 
 	cr_assert_eq(droce_mw_bind_type2(&t, h, PD, QPN, rkey, &b), 0, "type-2 bind");
 	return rkey;
@@ -115,7 +124,7 @@ Test(mw_alloc, both_types_unbound)
 	cr_assert_eq(droce_mr_query(&t, h2, &i), 0, "query type 2");
 	cr_expect_eq(i.type, DROCE_MR_TYPE_MW2, "type 2");
 	cr_expect_eq(i.state, DROCE_MR_STATE_INVALID, "type 2 free (unbound)");
-	cr_expect_neq(droce_mr_key_index(h1), droce_mr_key_index(h2), "two slots");
+	cr_expect_neq(droce_mr_key_index(&t, h1), droce_mr_key_index(&t, h2), "two slots");
 	cr_expect_eq(droce_mr_check_remote(&t, h1, PD, QPN, 0, 8, RR, &p), DROCE_MR_BAD_KEY,
 		     "unbound type-1 window refused");
 	cr_expect_eq(droce_mr_check_remote(&t, h2, PD, QPN, 0, 8, RR, &p), DROCE_MR_BAD_KEY,
@@ -161,7 +170,7 @@ Test(mw_alloc, dealloc_refuses_non_windows)
 	cr_expect_eq(droce_mw_dealloc(&t, mr), -EINVAL, "an MR key");
 	cr_expect_eq(droce_mw_dealloc(&t, 0), -EINVAL, "key 0");
 	cr_expect_eq(droce_mw_dealloc(&t, UINT32_MAX), -EINVAL, "beyond the table");
-	cr_expect_eq(droce_mw_dealloc(&t, droce_mr_key_make(CAP, 0)), -EINVAL, "free slot");
+	cr_expect_eq(droce_mw_dealloc(&t, droce_mr_key_make(&t, CAP, 0)), -EINVAL, "free slot");
 }
 
 /* A window is named by its allocation key: after dealloc, the handle names nothing. */
@@ -203,7 +212,7 @@ Test(mw_bind1, bind_and_use)
 	struct droce_mr_info i;
 	void *p = NULL;
 
-	cr_expect_eq(droce_mr_key_index(rkey), droce_mr_key_index(h), "the window's index");
+	cr_expect_eq(droce_mr_key_index(&t, rkey), droce_mr_key_index(&t, h), "the window's index");
 	cr_expect_neq(rkey, h, "a new key");
 	cr_assert_eq(droce_mr_query(&t, rkey, &i), 0, "query the bound window");
 	cr_expect_eq(i.state, DROCE_MR_STATE_VALID, "bound");
@@ -227,9 +236,9 @@ Test(mw_bind1, new_key_every_bind)
 	uint32_t k2 = bind1_ok(h, mr, MRVA + 64, 64, RR);
 	void *p;
 
-	cr_expect_eq(k1, droce_mr_key_make(droce_mr_key_index(h), droce_mr_key_byte(h) + 1),
+	cr_expect_eq(k1, droce_mr_key_with_byte(h, droce_mr_key_byte(h) + 1),
 		     "first bind: the allocation key's byte + 1 (ibv_inc_rkey)");
-	cr_expect_eq(k2, droce_mr_key_make(droce_mr_key_index(h), droce_mr_key_byte(k1) + 1),
+	cr_expect_eq(k2, droce_mr_key_with_byte(h, droce_mr_key_byte(k1) + 1),
 		     "rebind: byte + 1 again");
 	cr_expect_eq(droce_mr_check_remote(&t, k1, PD, QPN, MRVA, 8, RR, &p), DROCE_MR_BAD_KEY,
 		     "the previous rkey stops working");
@@ -440,13 +449,12 @@ Test(mw_bind2, refused_arguments)
 {
 	uint32_t mr = mr_ok(PD, LW | BIND, 0), h = mw_ok(PD, DROCE_MW_TYPE_2);
 	uint32_t h1 = mw_ok(PD, DROCE_MW_TYPE_1);
-	uint32_t key = droce_mr_key_make(droce_mr_key_index(h), 0x33);
+	uint32_t key = droce_mr_key_with_byte(h, 0x33);
 	struct droce_mw_bind_info b = bi(mr, MRVA, 64, RR);
 
-	cr_expect_eq(droce_mw_bind_type2(&t, h, PD, QPN, droce_mr_key_make(CAP, 0x33), &b), -EINVAL,
-		     "rkey with another index");
-	cr_expect_eq(droce_mw_bind_type2(&t, h1, PD, QPN,
-					 droce_mr_key_make(droce_mr_key_index(h1), 1), &b),
+	cr_expect_eq(droce_mw_bind_type2(&t, h, PD, QPN, droce_mr_key_make(&t, CAP, 0x33), &b),
+		     -EINVAL, "rkey with another index");
+	cr_expect_eq(droce_mw_bind_type2(&t, h1, PD, QPN, droce_mr_key_with_byte(h1, 1), &b),
 		     -EINVAL, "a type-1 window through the type-2 call");
 	b = bi(mr, MRVA, 0, RR);
 	cr_expect_eq(droce_mw_bind_type2(&t, h, PD, QPN, key, &b), -EINVAL,
@@ -465,7 +473,7 @@ Test(mw_bind2, same_checks_as_type1)
 {
 	uint32_t ro = mr_ok(PD, BIND, 0), nobind = mr_ok(PD, LW, 0);
 	uint32_t h = mw_ok(PD, DROCE_MW_TYPE_2);
-	uint32_t key = droce_mr_key_make(droce_mr_key_index(h), 0x44);
+	uint32_t key = droce_mr_key_with_byte(h, 0x44);
 	struct droce_mw_bind_info b;
 
 	b = bi(nobind, MRVA, 64, RR);
@@ -551,7 +559,7 @@ Test(mw_check, window_key_is_not_an_lkey)
 
 	cr_expect_eq(droce_mr_check_local(&t, rkey, PD, MRVA, 8, 0, &p), DROCE_MR_BAD_KEY,
 		     "a window key in a scatter/gather element");
-	cr_expect_eq(droce_mr_check_local(&t, mr, PD, MRVA, 8, LW, &p), DROCE_MR_OK,
+	cr_expect_eq(droce_mr_check_local(&t, mr_lkey(mr), PD, MRVA, 8, LW, &p), DROCE_MR_OK,
 		     "the MR's own lkey still works");
 }
 
@@ -642,13 +650,14 @@ Test(mw_invalidate, unknown_keys)
 
 Test(mr_invalidate, local_then_rereg)
 {
-	uint32_t mr = mr_ok(PD, LW, DROCE_MR_REG_INVALIDATE);
+	uint32_t mr = mr_ok(PD, LW, DROCE_MR_REG_INVALIDATE), lkey = mr_lkey(mr);
 	struct droce_mr_keys k;
 	struct droce_mr_info i;
 	void *p;
 
+	cr_expect_eq(droce_mr_check_local(&t, lkey, PD, MRVA, 8, 0, &p), DROCE_MR_OK, "valid");
 	cr_expect_eq(droce_mr_invalidate_local(&t, mr, PD), 0, "Local Invalidate");
-	cr_expect_eq(droce_mr_check_local(&t, mr, PD, MRVA, 8, 0, &p), DROCE_MR_BAD_KEY,
+	cr_expect_eq(droce_mr_check_local(&t, lkey, PD, MRVA, 8, 0, &p), DROCE_MR_BAD_KEY,
 		     "lkey refused after");
 	cr_assert_eq(droce_mr_query(&t, mr, &i), 0, "still registered");
 	cr_expect_eq(i.state, DROCE_MR_STATE_INVALID, "invalid");
@@ -783,12 +792,12 @@ static void *wc_writer(void *arg)
 {
 	struct wc_counts *c = arg;
 	struct droce_mw_bind_info b;
-	uint32_t idx = droce_mr_key_index(wc_handle), key;
+	uint32_t key;
 	uint8_t byte = 0;
 
 	while (!__atomic_load_n(&wc_stop, __ATOMIC_RELAXED)) {
 		byte++;
-		key = droce_mr_key_make(idx, byte);
+		key = droce_mr_key_with_byte(wc_handle, byte);
 		b = bi(wc_mr, wc_addr(byte), wc_len(byte), RR | RW);
 		if (droce_mw_bind_type2(&t, wc_handle, PD, wc_qpn(byte), key, &b) != 0)
 			c->errors++;
@@ -802,14 +811,13 @@ static void *wc_writer(void *arg)
 static void *wc_reader(void *arg)
 {
 	struct wc_counts *c = arg;
-	uint32_t idx = droce_mr_key_index(wc_handle);
 	uint8_t *base = buf + 1024;
 	unsigned int b = 0;
 	void *p;
 
 	while (!__atomic_load_n(&wc_stop, __ATOMIC_RELAXED)) {
 		uint8_t byte = (uint8_t)b++;
-		uint32_t key = droce_mr_key_make(idx, byte);
+		uint32_t key = droce_mr_key_with_byte(wc_handle, byte);
 
 		c->ops++;
 		if (droce_mr_check_remote(&t, key, PD, wc_qpn(byte), 0, 0, RR, &p) != DROCE_MR_OK)
@@ -864,8 +872,7 @@ Test(mw_bind1, key_from_the_caller_is_used)
 	uint32_t mr = mr_ok(PD, LW | BIND, 0), h = mw_ok(PD, DROCE_MW_TYPE_1);
 	struct droce_mw_bind_info b = bi(mr, MRVA, 64, RR);
 	/* what ibv_inc_rkey() would have given twice: a bind that was flushed, then this one */
-	uint32_t want =
-		droce_mr_key_make(droce_mr_key_index(h), (uint8_t)(droce_mr_key_byte(h) + 2));
+	uint32_t want = droce_mr_key_with_byte(h, (uint8_t)(droce_mr_key_byte(h) + 2));
 	struct droce_mr_info i;
 
 	cr_assert_eq(droce_mw_bind_type1_key(&t, h, PD, &b, want), 0);
@@ -877,7 +884,7 @@ Test(mw_bind1, key_of_another_index_refused)
 {
 	uint32_t mr = mr_ok(PD, LW | BIND, 0), h = mw_ok(PD, DROCE_MW_TYPE_1);
 	struct droce_mw_bind_info b = bi(mr, MRVA, 64, RR);
-	uint32_t other = droce_mr_key_make(droce_mr_key_index(h) + 1, droce_mr_key_byte(h));
+	uint32_t other = droce_mr_key_make(&t, droce_mr_key_index(&t, h) + 1, droce_mr_key_byte(h));
 
 	cr_expect_eq(droce_mw_bind_type1_key(&t, h, PD, &b, other), -EINVAL);
 	cr_expect_eq(droce_mw_bind_type1_key(&t, h, PD, &b, h), -EINVAL, "the current key");

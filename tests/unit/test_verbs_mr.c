@@ -15,6 +15,8 @@
  *   with IBV_REREG_MR_ERR_INPUT and errno EINVAL; every later refusal (the PD,
  *   the range, the rights, the backend) is IBV_REREG_MR_ERR_CMD with errno
  *   set; on every failure the old MR stays valid with its keys.
+ * - Embedded, registration checks that the range is mapped, and writable when the
+ *   MR may be written (EFAULT otherwise), as ib_umem_get() does on Linux.
  * - ibv_bind_mw() of a type-1 window posts a Bind MW work request and returns
  *   the window's next key at once (key byte + 1, ibv_inc_rkey()).
  */
@@ -22,6 +24,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -210,7 +213,8 @@ Test(mr_reg, every_right_recorded)
 	cr_expect_eq(info.addr, (uintptr_t)buf, "host address");
 	cr_expect_eq(info.iova, (uintptr_t)buf, "iova is the address for ibv_reg_mr");
 	cr_expect_eq(info.length, sizeof(buf), "length");
-	cr_expect_eq(mr->rkey, mr->lkey, "one key per MR (droce)");
+	cr_expect_neq(mr->rkey, mr->lkey, "an lkey and an rkey per MR, different");
+	cr_expect_eq(table_info(mr->rkey, "by rkey").key, mr->rkey, "the table's key is the rkey");
 }
 
 Test(mr_reg, optional_access_ignored)
@@ -330,6 +334,126 @@ Test(mr_reg, one_gib_range)
 	munmap(big, GIB);
 }
 
+static void reg_at_refused(void *addr, size_t len, unsigned int access, const char *what)
+{
+	struct ibv_mr *mr;
+
+	errno = 0;
+	mr = ibv_reg_mr(pd, addr, len, (int)access);
+	cr_expect_null(mr, "%s: registered", what);
+	if (mr != NULL)
+		ibv_dereg_mr(mr);
+	cr_expect(errno == EFAULT || errno == EINVAL, "%s: errno %d (%s), want EFAULT or EINVAL",
+		  what, errno, strerror(errno));
+}
+
+Test(mr_reg, unmapped_range_refused)
+{
+	void *hole =
+		mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *p = hole;
+	struct ibv_mr *mr;
+
+	cr_assert_neq(hole, MAP_FAILED, "mmap: %s", strerror(errno));
+	cr_assert_eq(munmap(p + 4096, 4096), 0, "punch a hole in the middle");
+	errno = 0;
+	cr_expect_null(ibv_reg_mr(pd, (void *)0xdead0000, 4096, IBV_ACCESS_LOCAL_WRITE),
+		       "nothing mapped at 0xdead0000");
+	cr_expect_eq(errno, EFAULT, "errno %d (%s), want EFAULT", errno, strerror(errno));
+	errno = 0;
+	cr_expect_null(ibv_reg_mr(pd, p, 3 * 4096, 0), "a range with a hole");
+	cr_expect_eq(errno, EFAULT, "hole: errno %d (%s), want EFAULT", errno, strerror(errno));
+	errno = 0;
+	cr_expect_null(ibv_reg_mr(pd, p + 4096 - 1, 2, 0), "one byte on each side of the hole");
+	cr_expect_eq(errno, EFAULT, "edge: errno %d (%s), want EFAULT", errno, strerror(errno));
+	mr = ibv_reg_mr(pd, p, 4096, IBV_ACCESS_LOCAL_WRITE);
+	cr_expect_not_null(mr, "the page before the hole: %s", strerror(errno));
+	if (mr != NULL)
+		cr_expect_eq(ibv_dereg_mr(mr), 0, "dereg");
+	munmap(p, 4096);
+	munmap(p + 2 * 4096, 4096);
+}
+
+Test(mr_reg, range_past_the_buffer_refused)
+{
+	uint8_t *m = malloc(1 << 20);
+
+	cr_assert_not_null(m, "malloc 1 MiB");
+	reg_at_refused(m, 1ull << 46, IBV_ACCESS_LOCAL_WRITE, "1 MiB malloc, length 2^46");
+	reg_at_refused(m, 1ull << 46, 0, "the same, read only");
+	free(m);
+}
+
+Test(mr_reg, write_needs_a_writable_mapping)
+{
+	void *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	const unsigned int writes[] = {
+		IBV_ACCESS_LOCAL_WRITE,
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
+	};
+	struct ibv_mr *mr;
+	size_t i;
+
+	cr_assert_neq(ro, MAP_FAILED, "mmap: %s", strerror(errno));
+	for (i = 0; i < sizeof(writes) / sizeof(writes[0]); i++) {
+		errno = 0;
+		cr_expect_null(ibv_reg_mr(pd, ro, 4096, (int)writes[i]),
+			       "read-only page, access 0x%x", writes[i]);
+		cr_expect_eq(errno, EFAULT, "access 0x%x: errno %d (%s), want EFAULT", writes[i],
+			     errno, strerror(errno));
+	}
+	mr = ibv_reg_mr(pd, ro, 4096, IBV_ACCESS_REMOTE_READ);
+	cr_expect_not_null(mr, "read-only page, remote read: %s", strerror(errno));
+	if (mr != NULL)
+		cr_expect_eq(ibv_dereg_mr(mr), 0, "dereg");
+	munmap(ro, 4096);
+}
+
+Test(mr_reg, mapped_buffers_register)
+{
+	const unsigned int all = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	uint8_t *m = malloc(1 << 20);
+	void *a = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_mr *mr;
+
+	cr_assert_not_null(m, "malloc");
+	cr_assert_neq(a, MAP_FAILED, "mmap: %s", strerror(errno));
+	mr = ibv_reg_mr(pd, m, 1 << 20, (int)all);
+	cr_expect_not_null(mr, "1 MiB malloc: %s", strerror(errno));
+	if (mr != NULL)
+		cr_expect_eq(ibv_dereg_mr(mr), 0, "dereg malloc");
+	mr = ibv_reg_mr(pd, m + 3, 5, (int)all);
+	cr_expect_not_null(mr, "5 bytes inside a malloc: %s", strerror(errno));
+	if (mr != NULL)
+		cr_expect_eq(ibv_dereg_mr(mr), 0, "dereg 5 bytes");
+	mr = ibv_reg_mr(pd, a, 1 << 20, (int)all);
+	cr_expect_not_null(mr, "1 MiB mmap: %s", strerror(errno));
+	if (mr != NULL)
+		cr_expect_eq(ibv_dereg_mr(mr), 0, "dereg mmap");
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), (int)all);
+	cr_expect_not_null(mr, "static buffer: %s", strerror(errno));
+	if (mr != NULL)
+		cr_expect_eq(ibv_dereg_mr(mr), 0, "dereg static");
+	munmap(a, 1 << 20);
+	free(m);
+}
+
+Test(mr_rereg, translation_to_unmapped_refused)
+{
+	struct ibv_mr *mr = reg_ok(IBV_ACCESS_LOCAL_WRITE);
+	uint32_t lkey = mr->lkey;
+	int rc;
+
+	errno = 0;
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, (void *)0xdead0000, 4096, 0);
+	cr_expect_neq(rc, 0, "rereg to an unmapped range");
+	cr_expect_eq(errno, EFAULT, "errno %d (%s), want EFAULT", errno, strerror(errno));
+	cr_expect_eq(mr->lkey, lkey, "the old MR stays");
+	cr_expect_eq(table_info(lkey, "old MR").addr, (uintptr_t)buf, "with its range");
+}
+
 Test(mr_reg, dereg_removes_keys)
 {
 	struct ibv_mr *mr = reg_ok(IBV_ACCESS_LOCAL_WRITE);
@@ -352,7 +476,7 @@ Test(mr_reg, reregistration_after_dereg_new_key)
 
 /* ------------------------------------------------------------ reregistration */
 
-Test(mr_rereg, change_access_new_keys)
+Test(mr_rereg, change_access_keeps_keys)
 {
 	struct ibv_mr *mr = reg_ok(IBV_ACCESS_LOCAL_WRITE);
 	uint32_t lkey = mr->lkey, rkey = mr->rkey;
@@ -360,9 +484,8 @@ Test(mr_rereg, change_access_new_keys)
 	int rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, acc);
 
 	cr_assert_eq(rc, 0, "rereg access: %d (%s)", rc, strerror(errno));
-	cr_expect_neq(mr->lkey, lkey, "new lkey");
-	cr_expect_neq(mr->rkey, rkey, "new rkey");
-	cr_expect_not(table_has(lkey), "the old key stops working");
+	cr_expect_eq(mr->lkey, lkey, "lkey kept (no new translation)");
+	cr_expect_eq(mr->rkey, rkey, "rkey kept: the peer's key gets the new rights");
 	cr_expect_eq(table_info(mr->lkey, "reregistered").access, (unsigned int)acc,
 		     "the new rights");
 	cr_expect_eq(mr->addr, (void *)buf, "the range is kept");
