@@ -6,7 +6,8 @@
  * and atomics, the coalesced ACK, duplicates, and each error by its IBA responder class
  * (IBTA 9.9.3): A (a receive WQE the responder cannot use), B (a PSN sequence error, no
  * receive WQE: RNR), C (a request the responder refuses: invalid request, remote access),
- * D (UC: the message is dropped, the QP goes on). Class G (a CQ overrun) is the QP
+ * D (UC: the message is dropped, the QP goes on), E (UC on an SRQ: the receive WQE taken for
+ * the message completes in error, the QP goes on). Class G (a CQ overrun) is the QP
  * services' (tqp_svc.c). The send side sends READ responses, atomic ACKs and the ACK.
  */
 #include <errno.h>
