@@ -260,6 +260,11 @@ int droce_mr_busy_wait(struct droce_mr_table *t, uint32_t key, uint64_t timeout_
 
 /** Bytes of entry memory for a table of @p capacity (for droce_mr_table_init()'s @p mem). */
 size_t droce_mr_table_memsize(uint32_t capacity);
+/**
+ * Keys made since the process started while the kernel's random source (getrandom()) failed:
+ * those keys come from a weaker mix of AT_RANDOM, the clock and a counter (doc/memory.md).
+ */
+uint64_t droce_mr_keys_weak(void);
 
 /**
  * Set up @p t with room for @p capacity MRs and MWs together. @p mem, when not NULL, is

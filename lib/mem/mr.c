@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -46,20 +47,36 @@ static uint64_t mr_mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+/* Keys made from the fallback source (mr_random32()), counted for droce_mr_keys_weak(). */
+static uint64_t mr_fallback_keys;
+
+uint64_t droce_mr_keys_weak(void)
+{
+	return __atomic_load_n(&mr_fallback_keys, __ATOMIC_RELAXED);
+}
+
 /*
  * 32 random bits for a key. The kernel's source (getrandom(), one call per key: keys are made
- * on the control path only), so that no number of keys seen predicts the next; a mixed clock
- * if it fails (a kernel without the call, or a seccomp filter), which is weaker but unique.
+ * on the control path only), so that no number of keys seen predicts the next. If it fails
+ * (a kernel without the call, a seccomp filter, a pool not yet seeded), the 16 random bytes
+ * the kernel gave the process at exec (AT_RANDOM), the clock and a counter, mixed: distinct
+ * from one call to the next, and not guessable from the uptime alone, but weaker; counted.
  */
 static uint32_t mr_random32(void)
 {
+	const uint64_t *seed = (const uint64_t *)getauxval(AT_RANDOM);
 	struct timespec ts;
+	uint64_t n, x;
 	uint32_t r;
 
 	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) == (ssize_t)sizeof(r))
 		return r;
+	n = __atomic_add_fetch(&mr_fallback_keys, 1, __ATOMIC_RELAXED);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint32_t)mr_mix((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32));
+	x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32);
+	if (seed != NULL)
+		x ^= seed[0] ^ mr_mix(seed[1] + n);
+	return (uint32_t)mr_mix(x + n * 0x9e3779b97f4a7c15ull);
 }
 
 uint32_t mr_random_key(const struct droce_mr_table *t, const struct droce_mr_entry *e, uint32_t idx,
@@ -338,11 +355,13 @@ int droce_mr_rereg(struct droce_mr_table *t, uint32_t lkey, unsigned int change,
 		goto out_unlock;
 
 	/*
-	 * New keys only with a new translation: rights and PD change under the keys the peer
-	 * already holds, as ibv_rereg_mr() of a NIC keeps its key (mlx5), so that the new
-	 * rights govern the next access made with them.
+	 * New keys with a new translation, or when the MR was invalidated: rights and PD change
+	 * under the keys the peer already holds, as ibv_rereg_mr() of a NIC keeps its key (mlx5),
+	 * so that the new rights govern the next access made with them; but a key the consumer
+	 * invalidated (Local Invalidate, Send with Invalidate) stays dead, or a rereg would hand
+	 * a peer back the access that was taken from it.
 	 */
-	if (change & DROCE_MR_REREG_TRANSLATION) {
+	if ((change & DROCE_MR_REREG_TRANSLATION) || e->state != DROCE_MR_STATE_VALID) {
 		mr_new_keys(t, e, droce_mr_key_index(t, lkey), keys);
 	} else {
 		keys->rkey = e->key;

@@ -664,7 +664,10 @@ Test(mr_invalidate, local_then_rereg)
 	cr_expect_eq(droce_mr_invalidate_local(&t, mr, PD), -EINVAL, "twice");
 	cr_assert_eq(droce_mr_rereg(&t, mr, DROCE_MR_REREG_ACCESS, 0, NULL, 0, 0, LW, &k), 0,
 		     "rereg revalidates");
-	cr_expect_neq(k.lkey, mr, "with a new key");
+	cr_expect_neq(k.rkey, mr, "with a new rkey: the invalidated one stays dead");
+	cr_expect_neq(k.lkey, lkey, "with a new lkey");
+	cr_expect_eq(droce_mr_check_local(&t, lkey, PD, MRVA, 8, 0, &p), DROCE_MR_BAD_KEY,
+		     "the old lkey still refused");
 	cr_expect_eq(droce_mr_check_local(&t, k.lkey, PD, MRVA, 8, 0, &p), DROCE_MR_OK, "usable");
 }
 
