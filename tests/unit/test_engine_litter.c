@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Runtime folders left by droce processes that are gone (engine_litter.c), on a temporary
+ * base folder: droce-<pid> of a dead process is removed with what it holds; the folders of
+ * this process and of a live child, other names, and links (named like a prefix or inside a
+ * removed folder) stay, and nothing outside the base is touched.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine_litter.h"
+
+static char base[PATH_MAX];
+static char outside[PATH_MAX];
+
+static void path_of(char *path, size_t len, const char *dir, const char *name)
+{
+	cr_assert_lt((size_t)snprintf(path, len, "%s/%s", dir, name), len, "path %s/%s too long",
+		     dir, name);
+}
+
+static bool exists(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	path_of(path, sizeof(path), dir, name);
+	return lstat(path, &st) == 0;
+}
+
+/* A runtime folder as the EAL leaves one: files, and a folder with a file (deeper than it). */
+static void runtime_make(const char *name)
+{
+	char path[PATH_MAX], file[PATH_MAX];
+	int fd;
+
+	path_of(path, sizeof(path), base, name);
+	cr_assert_eq(mkdir(path, 0700), 0, "mkdir %s: %s", path, strerror(errno));
+	path_of(file, sizeof(file), path, "config");
+	fd = open(file, O_CREAT | O_WRONLY, 0600);
+	cr_assert_geq(fd, 0, "create %s: %s", file, strerror(errno));
+	close(fd);
+	path_of(file, sizeof(file), path, "sub");
+	cr_assert_eq(mkdir(file, 0700), 0, "mkdir %s: %s", file, strerror(errno));
+	path_of(path, sizeof(path), file, "f");
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	cr_assert_geq(fd, 0, "create %s: %s", path, strerror(errno));
+	close(fd);
+}
+
+/* The pid of a child that has exited and been reaped: no process has it (until reused). */
+static pid_t dead_pid(void)
+{
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+	if (pid == 0)
+		_exit(0);
+	cr_assert_eq(waitpid(pid, NULL, 0), pid, "child reaped");
+	return pid;
+}
+
+static pid_t live_child(void)
+{
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+static void child_end(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static void prefix_name(char *name, size_t len, pid_t pid)
+{
+	snprintf(name, len, "droce-%d", (int)pid);
+}
+
+static void setup(void)
+{
+	char file[PATH_MAX];
+	int fd;
+
+	snprintf(base, sizeof(base), "%s/droce-litter-XXXXXX", P_tmpdir);
+	cr_assert_not_null(mkdtemp(base), "mkdtemp: %s", strerror(errno));
+	snprintf(outside, sizeof(outside), "%s/droce-outside-XXXXXX", P_tmpdir);
+	cr_assert_not_null(mkdtemp(outside), "mkdtemp: %s", strerror(errno));
+	path_of(file, sizeof(file), outside, "keep");
+	fd = open(file, O_CREAT | O_WRONLY, 0600);
+	cr_assert_geq(fd, 0, "create %s: %s", file, strerror(errno));
+	close(fd);
+}
+
+static void teardown(void)
+{
+	char cmd[2 * PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", base, outside);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s, %s\n", base, outside);
+}
+
+TestSuite(engine_litter, .init = setup, .fini = teardown);
+
+Test(engine_litter, dead_process_folder_removed)
+{
+	char name[32];
+
+	prefix_name(name, sizeof(name), dead_pid());
+	runtime_make(name);
+	cr_assert_eq(engine_litter_clean(base), 1, "one folder removed");
+	cr_assert_not(exists(base, name), "%s removed with its files and folder", name);
+}
+
+Test(engine_litter, every_dead_folder_counted)
+{
+	char a[32], b[32];
+
+	prefix_name(a, sizeof(a), dead_pid());
+	prefix_name(b, sizeof(b), dead_pid());
+	runtime_make(a);
+	runtime_make(b);
+	cr_assert_eq(engine_litter_clean(base), 2, "both folders counted");
+	cr_assert_not(exists(base, a) || exists(base, b), "both removed");
+	cr_assert_eq(engine_litter_clean(base), 0, "nothing left to remove the second time");
+}
+
+Test(engine_litter, own_folder_kept)
+{
+	char name[32];
+
+	prefix_name(name, sizeof(name), getpid());
+	runtime_make(name);
+	cr_assert_eq(engine_litter_clean(base), 0, "nothing removed");
+	cr_assert(exists(base, name), "this process's %s kept", name);
+}
+
+Test(engine_litter, live_child_folder_kept)
+{
+	pid_t child = live_child();
+	char name[32];
+	int n;
+
+	prefix_name(name, sizeof(name), child);
+	runtime_make(name);
+	n = engine_litter_clean(base);
+	child_end(child);
+	cr_assert_eq(n, 0, "nothing removed");
+	cr_assert(exists(base, name), "the live child's %s kept", name);
+}
+
+Test(engine_litter, other_names_kept)
+{
+	static const char *const names[] = {
+		"other-123", "droce-12x",         "droce-", "droce-+5", "droce--5",
+		"droce-0",   "droce-99999999999", "rte",    "xdroce-1",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		runtime_make(names[i]);
+	cr_assert_eq(engine_litter_clean(base), 0, "nothing removed");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		cr_assert(exists(base, names[i]), "%s kept", names[i]);
+}
+
+Test(engine_litter, link_named_like_a_dead_prefix_kept)
+{
+	char name[32], link[PATH_MAX];
+
+	prefix_name(name, sizeof(name), dead_pid());
+	path_of(link, sizeof(link), base, name);
+	cr_assert_eq(symlink(outside, link), 0, "symlink: %s", strerror(errno));
+	cr_assert_eq(engine_litter_clean(base), 0, "nothing removed");
+	cr_assert(exists(base, name), "the link %s kept", name);
+	cr_assert(exists(outside, "keep"), "the link's target and its file untouched");
+}
+
+Test(engine_litter, link_inside_a_dead_folder_not_followed)
+{
+	char name[32], dir[PATH_MAX], link[PATH_MAX];
+
+	prefix_name(name, sizeof(name), dead_pid());
+	runtime_make(name);
+	path_of(dir, sizeof(dir), base, name);
+	path_of(link, sizeof(link), dir, "to-outside");
+	cr_assert_eq(symlink(outside, link), 0, "symlink: %s", strerror(errno));
+	cr_assert_eq(engine_litter_clean(base), 1, "the dead folder removed");
+	cr_assert_not(exists(base, name), "%s removed with the link in it", name);
+	cr_assert(exists(outside, "keep"), "the link's target and its file untouched");
+}
+
+Test(engine_litter, dead_and_live_together)
+{
+	pid_t child = live_child();
+	char dead[32], live[32];
+	int n;
+
+	prefix_name(dead, sizeof(dead), dead_pid());
+	prefix_name(live, sizeof(live), child);
+	runtime_make(dead);
+	runtime_make(live);
+	runtime_make("other-123");
+	n = engine_litter_clean(base);
+	child_end(child);
+	cr_assert_eq(n, 1, "only the dead process's folder removed");
+	cr_assert_not(exists(base, dead), "%s removed", dead);
+	cr_assert(exists(base, live), "%s kept", live);
+	cr_assert(exists(base, "other-123"), "other-123 kept");
+}
+
+Test(engine_litter, base_missing_or_not_a_folder)
+{
+	char missing[PATH_MAX], file[PATH_MAX];
+
+	path_of(missing, sizeof(missing), base, "none");
+	cr_assert_eq(engine_litter_clean(missing), 0, "no base: nothing to remove");
+	path_of(file, sizeof(file), outside, "keep");
+	cr_assert_eq(engine_litter_clean(file), -ENOTDIR, "a file as base: -ENOTDIR");
+}
