@@ -87,6 +87,24 @@ static int litter_empty(int dfd, unsigned int depth)
 	return rc;
 }
 
+/*
+ * Whether a process holds the lock the EAL's primary process keeps on its folder's config file
+ * for its whole life: a process of another pid namespace sharing the base is alive although
+ * kill() finds no process of that pid.
+ */
+static bool litter_config_locked(int dfd)
+{
+	struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	int fd = openat(dfd, "config", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	bool locked;
+
+	if (fd < 0)
+		return false;
+	locked = fcntl(fd, F_GETLK, &lk) != 0 || lk.l_type != F_UNLCK;
+	close(fd);
+	return locked;
+}
+
 /* Remove the folder @p name of the opened base @p base_fd if its process is gone: 1 if done. */
 static int litter_remove(int base_fd, const char *name)
 {
@@ -101,7 +119,13 @@ static int litter_remove(int base_fd, const char *name)
 	    st.st_uid != geteuid())
 		return 0;
 	dfd = openat(base_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0 || litter_empty(dfd, 1) != 0)
+	if (dfd < 0)
+		return 0;
+	if (litter_config_locked(dfd)) {
+		close(dfd);
+		return 0;
+	}
+	if (litter_empty(dfd, 1) != 0)
 		return 0;
 	return unlinkat(base_fd, name, AT_REMOVEDIR) == 0 ? 1 : 0;
 }

@@ -2,8 +2,9 @@
 /*
  * Runtime folders left by droce processes that are gone (engine_litter.c), on a temporary
  * base folder: droce-<pid> of a dead process is removed with what it holds; the folders of
- * this process and of a live child, other names, and links (named like a prefix or inside a
- * removed folder) stay, and nothing outside the base is touched.
+ * this process and of a live child, one whose config file a process holds the EAL's lock on,
+ * other names, and links (named like a prefix or inside a removed folder) stay, and nothing
+ * outside the base is touched.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -222,6 +223,39 @@ Test(engine_litter, dead_and_live_together)
 	cr_assert_not(exists(base, dead), "%s removed", dead);
 	cr_assert(exists(base, live), "%s kept", live);
 	cr_assert(exists(base, "other-123"), "other-123 kept");
+}
+
+/* A live process of another pid namespace: no such pid here, but the EAL's lock is held. */
+Test(engine_litter, locked_config_kept)
+{
+	char name[32], dir[PATH_MAX], config[PATH_MAX];
+	int ready[2], n;
+	pid_t child;
+	char c;
+
+	prefix_name(name, sizeof(name), dead_pid());
+	runtime_make(name);
+	path_of(dir, sizeof(dir), base, name);
+	path_of(config, sizeof(config), dir, "config");
+	cr_assert_eq(pipe(ready), 0, "pipe: %s", strerror(errno));
+	child = fork();
+	cr_assert_geq(child, 0, "fork: %s", strerror(errno));
+	if (child == 0) {
+		struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 8};
+		int fd = open(config, O_RDWR);
+
+		c = fd >= 0 && fcntl(fd, F_SETLK, &lk) == 0 ? 'y' : 'n';
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	cr_assert_eq(read(ready[0], &c, 1), 1, "the child answers");
+	n = c == 'y' ? engine_litter_clean(base) : -1;
+	child_end(child);
+	cr_assert_eq(c, 'y', "the child locked %s", config);
+	cr_assert_eq(n, 0, "nothing removed");
+	cr_assert(exists(base, name), "%s kept while its config is locked", name);
 }
 
 Test(engine_litter, base_missing_or_not_a_folder)
