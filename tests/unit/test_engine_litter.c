@@ -4,7 +4,7 @@
  * base folder: droce-<pid> of a dead process is removed with what it holds; the folders of
  * this process and of a live child, one whose config file a process holds the EAL's lock on,
  * other names, and links (named like a prefix or inside a removed folder) stay, and nothing
- * outside the base is touched.
+ * outside the base is touched. An engine whose EAL fails to start leaves no folder either.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -17,6 +17,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <droce_engine.h>
+#include <droce_verbs_engine.h>
 
 #include "engine_litter.h"
 
@@ -266,4 +269,50 @@ Test(engine_litter, base_missing_or_not_a_folder)
 	cr_assert_eq(engine_litter_clean(missing), 0, "no base: nothing to remove");
 	path_of(file, sizeof(file), outside, "keep");
 	cr_assert_eq(engine_litter_clean(file), -ENOTDIR, "a file as base: -ENOTDIR");
+}
+
+static int hook_cq(struct ibv_cq *cq, bool solicited)
+{
+	(void)cq;
+	(void)solicited;
+	return 0;
+}
+
+static int hook_qp(struct ibv_qp *qp, enum ibv_qp_state st, enum ibv_event_type ev)
+{
+	(void)qp;
+	(void)st;
+	(void)ev;
+	return 0;
+}
+
+static int hook_srq(struct ibv_srq *srq, uint32_t left)
+{
+	(void)srq;
+	(void)left;
+	return 0;
+}
+
+/*
+ * The EAL fails after making the engine's runtime folder (a secondary process finds no
+ * primary's config in it): the engine removes the folder before it returns the error.
+ */
+Test(engine_litter, failed_start_leaves_no_folder)
+{
+	struct droce_engine_conf conf = {.n_ports = 1, .eal_args = "--proc-type=secondary"};
+	struct droce_engine_hooks hooks = {
+		.cq_notify = hook_cq, .qp_error = hook_qp, .srq_limit = hook_srq};
+	const char *run = getuid() == 0 ? "/var/run" : getenv("XDG_RUNTIME_DIR");
+	char dir[PATH_MAX], own[32];
+	struct stat st;
+	int rc;
+
+	snprintf(conf.port[0].name, sizeof(conf.port[0].name), "droce0");
+	snprintf(conf.port[0].link, sizeof(conf.port[0].link), "l0");
+	conf.port[0].mtu = 1500;
+	prefix_name(own, sizeof(own), getpid());
+	snprintf(dir, sizeof(dir), "%s/dpdk/%s", run != NULL ? run : "/tmp", own);
+	rc = droce_engine_start(&conf, &hooks, droce_verbs_mr_table());
+	cr_assert_neq(rc, 0, "a secondary EAL without a primary does not start");
+	cr_assert_neq(lstat(dir, &st), 0, "%s removed after the failed start", dir);
 }
