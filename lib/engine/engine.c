@@ -20,6 +20,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf_dyn.h>
 
+#include "engine_litter.h"
 #include "engine_priv.h"
 
 struct engine droce_engine = {.ctl_lock = PTHREAD_MUTEX_INITIALIZER};
@@ -41,12 +42,54 @@ static long free_hugepages(void)
 	return n;
 }
 
-/* The runtime folder of the EAL's file prefix @p prefix, where DPDK puts it (its rule). */
-static void runtime_dir(const char *prefix, char *dir, size_t len)
+/* The folder holding the EAL's runtime folders, one per file prefix, where DPDK puts it. */
+static void runtime_base(char *dir, size_t len)
 {
 	const char *run = getuid() == 0 ? "/var/run" : getenv("XDG_RUNTIME_DIR");
 
-	snprintf(dir, len, "%.150s/dpdk/%.63s", run != NULL ? run : "/tmp", prefix);
+	snprintf(dir, len, "%.150s/dpdk", run != NULL ? run : "/tmp");
+}
+
+/* The runtime folder of the EAL's file prefix @p prefix (its rule). */
+static void runtime_dir(const char *prefix, char *dir, size_t len)
+{
+	char base[192];
+
+	runtime_base(base, sizeof(base));
+	snprintf(dir, len, "%s/%.63s", base, prefix);
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* Remove the engine's own runtime folder (links in it are removed, never followed). */
+static void runtime_dir_remove(const struct engine *e)
+{
+	char dir[256];
+
+	runtime_dir(e->file_prefix, dir, sizeof(dir));
+	nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/*
+ * Remove the runtime folders earlier droce processes left when they crashed or were killed
+ * (their exit handler never ran), once at start, and say how many.
+ */
+static void runtime_litter_clean(void)
+{
+	char base[192];
+	int n;
+
+	runtime_base(base, sizeof(base));
+	n = engine_litter_clean(base);
+	if (n > 0)
+		fprintf(stderr, "droce: removed %d runtime folder%s of exited droce processes\n", n,
+			n == 1 ? "" : "s");
 }
 
 /*
@@ -136,32 +179,29 @@ static int eal_start(struct engine *e)
 			ARG("%s", tok);
 	}
 #undef ARG
-	if (rte_eal_init(argc, argv) < 0)
-		return rte_errno == EALREADY ? -EALREADY : -rte_errno;
+	runtime_litter_clean();
+	if (rte_eal_init(argc, argv) < 0) {
+		int rc = rte_errno;
+
+		if (rc == EALREADY)
+			return -EALREADY;
+		/* a failed start may have made the folder already: nothing else removes it */
+		runtime_dir_remove(e);
+		return -rc;
+	}
 	e->eal_ours = true;
 	e->telemetry = telemetry;
 	return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 /* Clean the EAL droce started up, and its runtime folder. */
 static void eal_finish(struct engine *e, bool cleanup)
 {
-	char dir[256];
-
 	if (!e->eal_ours)
 		return;
 	if (cleanup)
 		rte_eal_cleanup();
-	runtime_dir(e->file_prefix, dir, sizeof(dir));
-	nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+	runtime_dir_remove(e);
 	e->eal_ours = false;
 	e->telemetry = false;
 }
