@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -43,6 +44,7 @@ void test_daemon_start(struct test_daemon *t, const char *const *argv)
 	const char *bin = getenv("DROCE_DROCED");
 	const char *args[32];
 	int n = 0, status;
+	pid_t parent;
 	double until;
 
 	cr_assert_not_null(bin, "DROCE_DROCED names the droced binary (meson sets it)");
@@ -62,10 +64,16 @@ void test_daemon_start(struct test_daemon *t, const char *const *argv)
 	for (int i = 0; argv != NULL && argv[i] != NULL && n < 30; i++)
 		args[n++] = argv[i];
 	args[n] = NULL;
+	parent = getpid();
 	t->pid = fork();
 	cr_assert_geq(t->pid, 0);
 	if (t->pid == 0) {
 		int fd = open(t->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		/* a test killed on its timeout takes its droced with it: an orphan droced
+		 * would poll a CPU for the rest of the run */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
+			_exit(127);
 
 		if (fd >= 0) {
 			dup2(fd, 2);
