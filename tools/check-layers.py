@@ -128,14 +128,14 @@ def public_headers(owners):
         for n in names:
             if n.endswith('.h') and n in owners and owners[n] != 'include':
                 paths[n] = os.path.relpath(os.path.join(dirpath, n), ROOT)
-    todo = [os.path.basename(h) for h in files_of('include', ('.h',))]
+    pending = [os.path.basename(h) for h in files_of('include', ('.h',))]
     seen = set()
-    while todo:
-        h = todo.pop()
+    while pending:
+        h = pending.pop()
         if h in seen or h not in paths:
             continue
         seen.add(h)
-        todo += included(open(os.path.join(ROOT, paths[h])).read(), owners)
+        pending += included(open(os.path.join(ROOT, paths[h])).read(), owners)
     return seen
 
 
