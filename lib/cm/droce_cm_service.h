@@ -40,6 +40,13 @@ struct droce_cm_service *droce_cm_service_get(void);
 /** Stop the thread and destroy the agent (the engine's stop calls it). */
 void droce_cm_service_stop(void);
 
+/**
+ * The engine port index (struct droce_cm_addr.port) of the verbs device named @p device (its
+ * one port): 0 with *@p port written; -ENOENT (no such device in the engine); -ENODEV (no
+ * engine).
+ */
+int droce_cm_service_port(const char *device, unsigned int *port);
+
 /** Take the service's lock and return its agent. */
 struct droce_cm *droce_cm_service_lock(struct droce_cm_service *s);
 /** Release the lock and wake the thread: a call may have set a timer sooner than it sleeps. */
