@@ -29,6 +29,8 @@ def exported(lib):
         base, _, version = name.partition('@')
         if base == version.lstrip('@'):
             continue  # the version node itself (IBVERBS_1.0@@IBVERBS_1.0)
+        if version.lstrip('@').startswith('DROCE_PRIVATE'):
+            continue  # droce's own, between its drop-in libraries
         syms.add(name)
     return syms
 
