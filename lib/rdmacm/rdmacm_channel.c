@@ -56,7 +56,15 @@ void rdmacm_channel_free(struct rdmacm_channel *c)
 
 struct rdma_event_channel *rdma_create_event_channel(void)
 {
-	struct rdmacm_channel *c = rdmacm_channel_new();
+	struct rdmacm_channel *c;
+	int rc = rdmacm_devices_open();
+
+	/* as librdmacm: no RDMA device, no channel (ENODEV) */
+	if (rc < 0) {
+		errno = -rc;
+		return NULL;
+	}
+	c = rdmacm_channel_new();
 
 	return c == NULL ? NULL : &c->ch;
 }

@@ -137,9 +137,13 @@ struct ibv_pd *rdmacm_device_pd(struct rdmacm_device *d)
 struct ibv_context **rdma_get_devices(int *num_devices)
 {
 	struct ibv_context **list;
-	int n;
+	int n, rc;
 
-	rdmacm_devices_open();
+	rc = rdmacm_devices_open();
+	if (rc < 0) {
+		errno = -rc; /* as librdmacm: no device, no list */
+		return NULL;
+	}
 	n = rdmacm_device_count();
 	list = calloc((size_t)n + 1, sizeof(*list));
 	if (list == NULL) {

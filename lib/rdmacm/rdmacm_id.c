@@ -68,6 +68,7 @@ int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, v
 {
 	enum ibv_qp_type qp_type;
 	struct rdmacm_id *rid;
+	int rc;
 
 	if (id == NULL)
 		return fail(EINVAL);
@@ -84,7 +85,9 @@ int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, v
 	default:
 		return fail(EINVAL);
 	}
-	rdmacm_devices_open();
+	rc = rdmacm_devices_open();
+	if (rc < 0)
+		return fail(-rc);
 	rid = rdmacm_id_new(channel == NULL ? NULL : to_rch(channel), context, ps, qp_type);
 	if (rid == NULL)
 		return -1;

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Debian's librdmacm.so.1, loaded next to droce's drop-in libibverbs.so.1,
- * starts as it does on rdma-core's: librdmacm reads the rdma_cm ABI version
- * through ibv_get_sysfs_path() and ibv_read_sysfs_file(), lists the verbs
- * devices and opens them. droce has no connection manager of its own yet, so
- * an event channel is refused with a clear errno (no rdma_cm device) or, on a
- * host whose kernel has one, made; either way nothing crashes.
+ * A librdmacm.so.1 next to droce's drop-in libibverbs.so.1 starts, lists the
+ * devices and opens them, and nothing crashes. Debian's reads the rdma_cm ABI
+ * version through ibv_get_sysfs_path() and ibv_read_sysfs_file() and, without
+ * the kernel's rdma_cm, refuses an event channel with a clear errno (no
+ * rdma_cm device), or makes one on a host whose kernel has it; droce's own
+ * makes one whenever there is a device. With no device both refuse the
+ * channel and the list with ENODEV.
  *
- * Usage: rdmacm_start <devices expected>. The library is opened with dlopen()
- * so that the test needs Debian's runtime package only (its headers are not
- * installed): the three prototypes below are librdmacm's.
+ * Usage: rdmacm_start <devices expected> [library]. The library (default
+ * librdmacm.so.1, as the loader finds it) is opened with dlopen() so that the
+ * test needs Debian's runtime package only (its headers are not installed):
+ * the prototypes below are librdmacm's.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -39,7 +41,7 @@ static void *symbol(void *lib, const char *name)
 int main(int argc, char **argv)
 {
 	int expected = argc > 1 ? atoi(argv[1]) : 0;
-	void *lib = dlopen("librdmacm.so.1", RTLD_NOW);
+	void *lib = dlopen(argc > 2 ? argv[2] : "librdmacm.so.1", RTLD_NOW);
 	struct rdma_event_channel *ch;
 	struct ibv_context **list;
 	int n = -1, err;
@@ -59,7 +61,7 @@ int main(int argc, char **argv)
 	ch = create_channel();
 	err = errno;
 	if (ch != NULL) {
-		printf("rdmacm_start: event channel made (the kernel has rdma_cm)\n");
+		printf("rdmacm_start: event channel made\n");
 		destroy_channel(ch);
 	} else if (err == ENODEV || err == ENOENT) {
 		printf("rdmacm_start: event channel refused: %s\n", strerror(err));
