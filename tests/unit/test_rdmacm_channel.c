@@ -32,7 +32,10 @@ static bool readable(int fd)
 
 Test(rdmacm_channel, pollable_cloexec)
 {
-	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_event_channel *ch;
+
+	rdmacm_test_env();
+	ch = rdma_create_event_channel();
 
 	cr_assert_not_null(ch, "create: %s", strerror(errno));
 	cr_assert_geq(ch->fd, 0, "a descriptor");
@@ -43,8 +46,11 @@ Test(rdmacm_channel, pollable_cloexec)
 
 Test(rdmacm_channel, nonblocking_empty_is_eagain)
 {
-	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_event_channel *ch;
 	struct rdma_cm_event *ev = NULL;
+
+	rdmacm_test_env();
+	ch = rdma_create_event_channel();
 
 	cr_assert_not_null(ch);
 	cr_assert_eq(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK), 0);
@@ -55,10 +61,29 @@ Test(rdmacm_channel, nonblocking_empty_is_eagain)
 	rdma_destroy_event_channel(ch);
 }
 
+Test(rdmacm_channel, no_device_no_channel)
+{
+	struct rdma_cm_id *id;
+
+	setenv("DROCE_DEVICES", "", 1);
+	errno = 0;
+	cr_assert_null(rdma_create_event_channel(), "no RDMA device");
+	cr_assert_eq(errno, ENODEV, "ENODEV as librdmacm, got %s", strerror(errno));
+	errno = 0;
+	cr_assert_eq(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP), -1);
+	cr_assert_eq(errno, ENODEV);
+	errno = 0;
+	cr_assert_null(rdma_get_devices(NULL));
+	cr_assert_eq(errno, ENODEV);
+}
+
 Test(rdmacm_channel, null_arguments)
 {
-	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_event_channel *ch;
 	struct rdma_cm_event *ev;
+
+	rdmacm_test_env();
+	ch = rdma_create_event_channel();
 
 	errno = 0;
 	cr_assert_eq(rdma_get_cm_event(NULL, &ev), -1);
