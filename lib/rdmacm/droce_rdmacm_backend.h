@@ -56,8 +56,7 @@ struct droce_rdmacm_backend_ops {
  * drop-in librdmacm.so.1 finds it in the drop-in libibverbs.so.1, which holds the engine; a
  * libibverbs without it leaves librdmacm without a CM (-ENODEV), not unloadable.
  */
-const struct droce_rdmacm_backend_ops *droce_rdmacm_embedded_backend(void)
-	__attribute__((weak));
+const struct droce_rdmacm_backend_ops *droce_rdmacm_embedded_backend(void) __attribute__((weak));
 
 #ifdef __cplusplus
 }

@@ -232,12 +232,13 @@ static int resolve_addr(struct rdmacm_id *rid, struct sockaddr *src, struct sock
 		memcpy(own, &ss, rdmacm_sockaddr_len((struct sockaddr *)&ss));
 	}
 	rid->state = rc == 0 ? RDMACM_ADDR_RESOLVED : RDMACM_IDLE;
-	return rdmacm_event_queue(rid, rc == 0 ? RDMA_CM_EVENT_ADDR_RESOLVED :
-				  RDMA_CM_EVENT_ADDR_ERROR, rc, NULL, NULL, 0, NULL);
+	return rdmacm_event_queue(rid,
+				  rc == 0 ? RDMA_CM_EVENT_ADDR_RESOLVED : RDMA_CM_EVENT_ADDR_ERROR,
+				  rc, NULL, NULL, 0, NULL);
 }
 
-int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
-		      struct sockaddr *dst_addr, int timeout_ms)
+int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct sockaddr *dst_addr,
+		      int timeout_ms)
 {
 	struct rdmacm_id *rid = to_rid(id);
 	int rc;
@@ -310,8 +311,9 @@ int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 	rc = ibv_resolve_eth_l2_from_gid(id->verbs, &ah, mac, NULL);
 	rdmacm_lock();
 	rid->state = rc == 0 ? RDMACM_ROUTE_RESOLVED : RDMACM_ADDR_RESOLVED;
-	rc = rdmacm_event_queue(rid, rc == 0 ? RDMA_CM_EVENT_ROUTE_RESOLVED :
-				RDMA_CM_EVENT_ROUTE_ERROR, rc, NULL, NULL, 0, NULL);
+	rc = rdmacm_event_queue(rid,
+				rc == 0 ? RDMA_CM_EVENT_ROUTE_RESOLVED : RDMA_CM_EVENT_ROUTE_ERROR,
+				rc, NULL, NULL, 0, NULL);
 	rdmacm_unlock();
 	if (rc == 0)
 		rc = rdmacm_sync_complete(rid);

@@ -394,7 +394,8 @@ static int accept_rc(struct rdmacm_id *rid, const struct rdma_conn_param *p)
 	rep.private_data_len = p != NULL ? p->private_data_len : 0;
 	be = rdmacm_backend(&err);
 	rdmacm_lock();
-	rc = rid->state == RDMACM_REQUEST && rid->cm != NULL ? be->send_rep(rid->cm, &rep) : -EINVAL;
+	rc = rid->state == RDMACM_REQUEST && rid->cm != NULL ? be->send_rep(rid->cm, &rep)
+							     : -EINVAL;
 	if (rc == 0)
 		rid->state = RDMACM_ACCEPTED;
 	rdmacm_unlock();
@@ -419,8 +420,8 @@ static int accept_ud(struct rdmacm_id *rid, const struct rdma_conn_param *p)
 	rep.private_data_len = p != NULL ? p->private_data_len : 0;
 	be = rdmacm_backend(&err);
 	rdmacm_lock();
-	rc = rid->state == RDMACM_REQUEST && rid->cm != NULL ? be->send_sidr_rep(rid->cm, &rep) :
-								 -EINVAL;
+	rc = rid->state == RDMACM_REQUEST && rid->cm != NULL ? be->send_sidr_rep(rid->cm, &rep)
+							     : -EINVAL;
 	if (rc == 0)
 		rid->state = RDMACM_ESTABLISHED;
 	rdmacm_unlock();
@@ -460,7 +461,8 @@ static int reject(struct rdmacm_id *rid, uint16_t reason, const void *pd, uint8_
 		rep.private_data_len = len;
 		rc = len > RDMACM_SIDR_REP_PRIVATE_MAX ? -EINVAL : be->send_sidr_rep(rid->cm, &rep);
 	} else {
-		rc = len > RDMACM_REJ_PRIVATE_MAX ? -EINVAL : be->send_rej(rid->cm, reason, pd, len);
+		rc = len > RDMACM_REJ_PRIVATE_MAX ? -EINVAL
+						  : be->send_rej(rid->cm, reason, pd, len);
 	}
 	if (rc == 0)
 		rid->state = RDMACM_DISCONNECT;
@@ -500,20 +502,21 @@ static int connect_rc(struct rdmacm_id *rid, const struct rdma_conn_param *p,
 
 	if (rid->id.qp == NULL && p == NULL)
 		return -EINVAL;
-	if (p != NULL &&
-	    ((p->responder_resources != RDMA_MAX_RESP_RES &&
-	      p->responder_resources > rid->dev->max_rd_atom) ||
-	     (p->initiator_depth != RDMA_MAX_INIT_DEPTH &&
-	      p->initiator_depth > rid->dev->max_init_rd_atom)))
+	if (p != NULL && ((p->responder_resources != RDMA_MAX_RESP_RES &&
+			   p->responder_resources > rid->dev->max_rd_atom) ||
+			  (p->initiator_depth != RDMA_MAX_INIT_DEPTH &&
+			   p->initiator_depth > rid->dev->max_init_rd_atom)))
 		return -EINVAL;
 	len = private_with_header(rid, p != NULL ? p->private_data : NULL,
 				  p != NULL ? p->private_data_len : 0, sizeof(priv), priv);
 	if (len < 0)
 		return len;
-	rid->initiator_depth = p != NULL && p->initiator_depth != RDMA_MAX_INIT_DEPTH ?
-				       p->initiator_depth : rid->dev->max_init_rd_atom;
-	rid->responder_resources = p != NULL && p->responder_resources != RDMA_MAX_RESP_RES ?
-					   p->responder_resources : rid->dev->max_rd_atom;
+	rid->initiator_depth = p != NULL && p->initiator_depth != RDMA_MAX_INIT_DEPTH
+				       ? p->initiator_depth
+				       : rid->dev->max_init_rd_atom;
+	rid->responder_resources = p != NULL && p->responder_resources != RDMA_MAX_RESP_RES
+					   ? p->responder_resources
+					   : rid->dev->max_rd_atom;
 	rid->retry_count = p != NULL ? (p->retry_count > 7 ? 7 : p->retry_count) : 7;
 	rid->rnr_retry_count = p != NULL ? (p->rnr_retry_count > 7 ? 7 : p->rnr_retry_count) : 7;
 	rid->local_psn = random_psn();
@@ -524,8 +527,8 @@ static int connect_rc(struct rdmacm_id *rid, const struct rdma_conn_param *p,
 	req.service_id = service_id(rid, &rid->id.route.addr.dst_addr);
 	req.local_qpn = rid->id.qp != NULL ? rid->id.qp->qp_num : p->qp_num;
 	req.starting_psn = rid->local_psn;
-	req.transport = rid->id.qp_type == IBV_QPT_UC ? DROCE_CM_TRANSPORT_UC :
-							DROCE_CM_TRANSPORT_RC;
+	req.transport =
+		rid->id.qp_type == IBV_QPT_UC ? DROCE_CM_TRANSPORT_UC : DROCE_CM_TRANSPORT_RC;
 	req.responder_resources = rid->responder_resources;
 	req.initiator_depth = rid->initiator_depth;
 	req.remote_cm_response_timeout = RDMACM_CM_RESPONSE_TIMEOUT;
@@ -577,8 +580,8 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	rdmacm_lock();
 	rc = rid->state == RDMACM_ROUTE_RESOLVED ? cm_open(rid, &be) : -EINVAL;
 	if (rc == 0)
-		rc = id->qp_type == IBV_QPT_UD ? connect_ud(rid, conn_param, be) :
-						 connect_rc(rid, conn_param, be);
+		rc = id->qp_type == IBV_QPT_UD ? connect_ud(rid, conn_param, be)
+					       : connect_rc(rid, conn_param, be);
 	if (rc == 0)
 		rid->state = RDMACM_CONNECT;
 	rdmacm_unlock();
@@ -638,8 +641,9 @@ int rdma_establish(struct rdma_cm_id *id)
 		return fail(EINVAL);
 	be = rdmacm_backend(&err);
 	rdmacm_lock();
-	rc = rid->cm != NULL && rid->state == RDMACM_CONNECT_RESPONSE ?
-		     be->send_rtu(rid->cm, NULL, 0) : -EINVAL;
+	rc = rid->cm != NULL && rid->state == RDMACM_CONNECT_RESPONSE
+		     ? be->send_rtu(rid->cm, NULL, 0)
+		     : -EINVAL;
 	if (rc == 0)
 		rid->state = RDMACM_ESTABLISHED;
 	rdmacm_unlock();
@@ -679,9 +683,9 @@ int rdma_disconnect(struct rdma_cm_id *id)
 		return fail(EINVAL);
 	be = rdmacm_backend(&err);
 	rdmacm_lock();
-	if (rid->cm == NULL || (rid->state != RDMACM_ESTABLISHED && rid->state != RDMACM_ACCEPTED &&
-				rid->state != RDMACM_CONNECT_RESPONSE &&
-				rid->state != RDMACM_DISCONNECT))
+	if (rid->cm == NULL ||
+	    (rid->state != RDMACM_ESTABLISHED && rid->state != RDMACM_ACCEPTED &&
+	     rid->state != RDMACM_CONNECT_RESPONSE && rid->state != RDMACM_DISCONNECT))
 		rc = -EINVAL;
 	rdmacm_unlock();
 	if (rc < 0)
@@ -691,8 +695,7 @@ int rdma_disconnect(struct rdma_cm_id *id)
 	s = rid->cm != NULL ? be->state(rid->cm) : DROCE_CM_IDLE;
 	if (s == DROCE_CM_DREQ_RCVD)
 		rc = be->send_drep(rid->cm, NULL, 0);
-	else if (s == DROCE_CM_ESTABLISHED || s == DROCE_CM_REP_SENT ||
-		 s == DROCE_CM_MRA_REP_RCVD)
+	else if (s == DROCE_CM_ESTABLISHED || s == DROCE_CM_REP_SENT || s == DROCE_CM_MRA_REP_RCVD)
 		rc = be->send_dreq(rid->cm, NULL, 0);
 	else
 		rc = -EINVAL;
@@ -758,10 +761,9 @@ static void on_sidr_rep(struct rdmacm_id *rid, const struct droce_cm_event *ev)
 /* DREQ received, DREP received, DREQ timed out: the connection is down (reported once) */
 static void on_disconnect(struct rdmacm_id *rid, const struct droce_cm_event *ev)
 {
-	if (rid->disconnect_reported || (rid->state != RDMACM_ESTABLISHED &&
-					 rid->state != RDMACM_ACCEPTED &&
-					 rid->state != RDMACM_CONNECT_RESPONSE &&
-					 rid->state != RDMACM_DISCONNECT))
+	if (rid->disconnect_reported ||
+	    (rid->state != RDMACM_ESTABLISHED && rid->state != RDMACM_ACCEPTED &&
+	     rid->state != RDMACM_CONNECT_RESPONSE && rid->state != RDMACM_DISCONNECT))
 		return;
 	rid->disconnect_reported = true;
 	rid->state = RDMACM_DISCONNECT;
@@ -770,14 +772,13 @@ static void on_disconnect(struct rdmacm_id *rid, const struct droce_cm_event *ev
 			   ev->private_data, ev->private_data_len, NULL);
 }
 
-void rdmacm_on_cm_event(void *owner, void *listen_owner, void *cm,
-			const struct droce_cm_event *ev)
+void rdmacm_on_cm_event(void *owner, void *listen_owner, void *cm, const struct droce_cm_event *ev)
 {
 	struct rdmacm_id *rid = owner;
 
 	if (rid == NULL) {
-		if (listen_owner != NULL && (ev->type == DROCE_CM_EV_REQ_RCVD ||
-					     ev->type == DROCE_CM_EV_SIDR_REQ_RCVD))
+		if (listen_owner != NULL &&
+		    (ev->type == DROCE_CM_EV_REQ_RCVD || ev->type == DROCE_CM_EV_SIDR_REQ_RCVD))
 			on_request(listen_owner, cm, ev);
 		return;
 	}

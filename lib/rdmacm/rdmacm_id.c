@@ -32,8 +32,8 @@ static int fail(int err)
 	return -1;
 }
 
-struct rdmacm_id *rdmacm_id_new(struct rdmacm_channel *ch, void *context,
-				enum rdma_port_space ps, enum ibv_qp_type qp_type)
+struct rdmacm_id *rdmacm_id_new(struct rdmacm_channel *ch, void *context, enum rdma_port_space ps,
+				enum ibv_qp_type qp_type)
 {
 	struct rdmacm_id *rid = calloc(1, sizeof(*rid));
 

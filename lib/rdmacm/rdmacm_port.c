@@ -57,8 +57,8 @@ static bool port_free(const struct rdmacm_id *rid, const struct sockaddr *addr)
 	const struct rdmacm_id *o;
 
 	LIST_FOREACH(o, &bound_ids, bound_link)
-		if (clashes(rid, addr, false, o))
-			return false;
+	if (clashes(rid, addr, false, o))
+		return false;
 	return true;
 }
 
@@ -119,8 +119,8 @@ int rdmacm_port_check_listen(struct rdmacm_id *rid)
 
 	pthread_mutex_lock(&ports_lock);
 	LIST_FOREACH(o, &bound_ids, bound_link)
-		if (clashes(rid, &rid->id.route.addr.src_addr, true, o))
-			rc = -EADDRINUSE;
+	if (clashes(rid, &rid->id.route.addr.src_addr, true, o))
+		rc = -EADDRINUSE;
 	pthread_mutex_unlock(&ports_lock);
 	return rc;
 }

@@ -44,13 +44,13 @@ enum rdmacm_state {
 	RDMACM_ADDR_RESOLVED,
 	RDMACM_ROUTE_QUERY,
 	RDMACM_ROUTE_RESOLVED,
-	RDMACM_CONNECT,        /**< REQ or SIDR_REQ sent */
+	RDMACM_CONNECT,          /**< REQ or SIDR_REQ sent */
 	RDMACM_CONNECT_RESPONSE, /**< REP received, RTU not yet sent (no QP) */
-	RDMACM_REQUEST,        /**< a child: REQ/SIDR_REQ received, not yet answered */
-	RDMACM_ACCEPTED,       /**< REP sent */
+	RDMACM_REQUEST,          /**< a child: REQ/SIDR_REQ received, not yet answered */
+	RDMACM_ACCEPTED,         /**< REP sent */
 	RDMACM_LISTEN,
 	RDMACM_ESTABLISHED,
-	RDMACM_DISCONNECT,     /**< DREQ sent or received, or the connection failed */
+	RDMACM_DISCONNECT, /**< DREQ sent or received, or the connection failed */
 	RDMACM_STATE_COUNT
 };
 
@@ -76,15 +76,15 @@ struct rdmacm_device {
 	struct ibv_pd *pd; /* the default PD, made on first use */
 	unsigned int engine_port;
 	bool has_engine_port;
-	uint8_t ack_delay; /* the device's local CA ACK delay */
+	uint8_t ack_delay;                     /* the device's local CA ACK delay */
 	uint8_t max_rd_atom, max_init_rd_atom; /* its RDMA READ/atomic depths */
 };
 
 struct rdmacm_id {
 	struct rdma_cm_id id; /* first */
 	enum rdmacm_state state;
-	bool sync;             /* made with no channel: calls wait for their event */
-	void *cm;              /* the backend's id, NULL until the CM is used */
+	bool sync; /* made with no channel: calls wait for their event */
+	void *cm;  /* the backend's id, NULL until the CM is used */
 	struct rdmacm_device *dev;
 	struct rdmacm_id *listen; /* a child's listener */
 	/* options (rdma_set_option) */
@@ -172,8 +172,7 @@ uint8_t rdmacm_local_ack_timeout(const struct rdmacm_id *rid);
 void rdmacm_ah_attr(const struct rdmacm_id *rid, struct ibv_ah_attr *ah);
 
 /* rdmacm_conn.c */
-void rdmacm_on_cm_event(void *owner, void *listen_owner, void *cm,
-			const struct droce_cm_event *ev);
+void rdmacm_on_cm_event(void *owner, void *listen_owner, void *cm, const struct droce_cm_event *ev);
 /* the first step of rdma_get_cm_event on an event of the active side (CONNECT_RESPONSE) */
 void rdmacm_event_process(struct rdmacm_event *e);
 /* an id of a listener that nobody took: refused and freed */
@@ -182,8 +181,8 @@ void rdmacm_child_orphan(struct rdmacm_id *child);
 int rdmacm_sync_complete(struct rdmacm_id *rid);
 
 /* rdmacm_id.c */
-struct rdmacm_id *rdmacm_id_new(struct rdmacm_channel *ch, void *context,
-				enum rdma_port_space ps, enum ibv_qp_type qp_type);
+struct rdmacm_id *rdmacm_id_new(struct rdmacm_channel *ch, void *context, enum rdma_port_space ps,
+				enum ibv_qp_type qp_type);
 void rdmacm_id_free(struct rdmacm_id *rid);
 
 #endif /* RDMACM_PRIV_H */

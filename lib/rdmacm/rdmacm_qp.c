@@ -86,12 +86,13 @@ static int init_qp_attr(struct rdmacm_id *rid, struct ibv_qp_attr *a, int *mask)
 			return -EINVAL;
 		a->path_mtu = (enum ibv_mtu)rid->path.mtu;
 		if (a->path_mtu == 0)
-			a->path_mtu = ibv_query_port(rid->id.verbs, 1, &pa) == 0 ? pa.active_mtu :
-										IBV_MTU_1024;
+			a->path_mtu = ibv_query_port(rid->id.verbs, 1, &pa) == 0 ? pa.active_mtu
+										 : IBV_MTU_1024;
 		a->dest_qp_num = rid->remote_qpn;
 		a->rq_psn = rid->remote_psn;
 		rdmacm_ah_attr(rid, &a->ah_attr);
-		*mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+		*mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			IBV_QP_RQ_PSN;
 		if (rid->id.qp_type == IBV_QPT_RC) {
 			a->max_dest_rd_atomic = rid->responder_resources;
 			a->min_rnr_timer = 0; /* as Linux's CM: the smallest RNR NAK delay code */

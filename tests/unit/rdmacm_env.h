@@ -5,8 +5,8 @@
 
 #include <stdlib.h>
 
-#define RDMACM_TEST_DEVICES                                                        \
-	"droce0:mac=02:00:00:00:00:01,ip=10.0.0.1,ip=fd00::1,link=l0 "             \
+#define RDMACM_TEST_DEVICES                                            \
+	"droce0:mac=02:00:00:00:00:01,ip=10.0.0.1,ip=fd00::1,link=l0 " \
 	"droce1:mac=02:00:00:00:00:02,ip=10.0.0.2,ip=10.1.0.2,ip=fd01::2,link=l0"
 
 /* before the first librdmacm or verbs call: the engine starts with these devices */

@@ -121,11 +121,16 @@ static void traffic(struct rdma_cm_id *client, struct rdma_cm_id *server)
 static void connect_accept_disconnect(const char *src, const char *dst, bool client_first)
 {
 	struct side srv, cli;
-	struct rdma_conn_param cp = {.private_data = "hello", .private_data_len = 6,
-				     .responder_resources = 2, .initiator_depth = 3,
-				     .retry_count = 5, .rnr_retry_count = 6};
-	struct rdma_conn_param ap = {.private_data = "world", .private_data_len = 6,
-				     .responder_resources = 3, .initiator_depth = 2};
+	struct rdma_conn_param cp = {.private_data = "hello",
+				     .private_data_len = 6,
+				     .responder_resources = 2,
+				     .initiator_depth = 3,
+				     .retry_count = 5,
+				     .rnr_retry_count = 6};
+	struct rdma_conn_param ap = {.private_data = "world",
+				     .private_data_len = 6,
+				     .responder_resources = 3,
+				     .initiator_depth = 2};
 	struct ibv_qp_init_attr a = qp_attr;
 	struct rdma_cm_event *ev;
 	struct rdma_cm_id *child;
@@ -269,8 +274,9 @@ Test(rdmacm_connect, ud_sidr, .timeout = 60)
 	cr_assert_eq(ev->param.ud.qp_num, child->qp->qp_num, "the peer's UD QPN");
 	cr_assert_eq(ev->param.ud.qkey, RDMA_UDP_QKEY, "rdma_cm's Q_Key");
 	cr_assert_eq(ev->param.ud.ah_attr.is_global, 1);
-	cr_assert_eq(memcmp(&ev->param.ud.ah_attr.grh.dgid, &cli.id->route.addr.addr.ibaddr.dgid,
-			    16), 0, "the AH reaches the peer");
+	cr_assert_eq(
+		memcmp(&ev->param.ud.ah_attr.grh.dgid, &cli.id->route.addr.addr.ibaddr.dgid, 16), 0,
+		"the AH reaches the peer");
 	cr_assert_str_eq(ev->param.ud.private_data, "ud!");
 	rdma_ack_cm_event(ev);
 	rdma_destroy_qp(child);

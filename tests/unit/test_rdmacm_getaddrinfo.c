@@ -83,9 +83,9 @@ Test(rdmacm_getaddrinfo, errors)
 Test(rdmacm_getaddrinfo, create_ep_active_and_passive)
 {
 	struct rdma_addrinfo hints = {.ai_port_space = RDMA_PS_TCP}, *res;
-	struct ibv_qp_init_attr ia = {.cap = {.max_send_wr = 4, .max_recv_wr = 4,
-					      .max_send_sge = 1, .max_recv_sge = 1},
-				      .sq_sig_all = 1};
+	struct ibv_qp_init_attr ia = {
+		.cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1},
+		.sq_sig_all = 1};
 	struct rdma_cm_id *id, *listen;
 
 	rdmacm_test_env();

@@ -143,10 +143,10 @@ Test(rdmacm_id, reuse_addr)
 	rdmacm_test_env();
 	a = new_id(RDMA_PS_TCP);
 	b = new_id(RDMA_PS_TCP);
-	cr_assert_eq(rdma_set_option(a, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one,
-				     sizeof(one)), 0);
-	cr_assert_eq(rdma_set_option(b, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one,
-				     sizeof(one)), 0);
+	cr_assert_eq(
+		rdma_set_option(a, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one, sizeof(one)), 0);
+	cr_assert_eq(
+		rdma_set_option(b, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one, sizeof(one)), 0);
 	cr_assert_eq(bind_to(a, "10.0.0.1", 6001), 0);
 	cr_assert_eq(bind_to(b, "10.0.0.1", 6001), 0, "both reuse: both bound");
 	rdma_destroy_id(a);
@@ -213,8 +213,8 @@ Test(rdmacm_id, options)
 	cr_assert_eq(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, 1),
 		     0, "ACK timeout");
 	errno = 0;
-	cr_assert_eq(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &one, sizeof(one)),
-		     -1, "TOS takes one byte");
+	cr_assert_eq(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &one, sizeof(one)), -1,
+		     "TOS takes one byte");
 	cr_assert_eq(errno, EINVAL);
 	errno = 0;
 	cr_assert_eq(rdma_set_option(id, RDMA_OPTION_ID, 99, &one, sizeof(one)), -1);
@@ -261,13 +261,27 @@ Test(rdmacm_id, wrong_states)
 	for (int i = 0; i < 7; i++) {
 		errno = 0;
 		switch (i) {
-		case 0: cr_assert_eq(rdma_connect(NULL, &p), -1); break;
-		case 1: cr_assert_eq(rdma_accept(NULL, &p), -1); break;
-		case 2: cr_assert_eq(rdma_reject(NULL, NULL, 0), -1); break;
-		case 3: cr_assert_eq(rdma_disconnect(NULL), -1); break;
-		case 4: cr_assert_eq(rdma_listen(NULL, 1), -1); break;
-		case 5: cr_assert_eq(rdma_establish(NULL), -1); break;
-		default: cr_assert_eq(rdma_migrate_id(NULL, NULL), -1); break;
+		case 0:
+			cr_assert_eq(rdma_connect(NULL, &p), -1);
+			break;
+		case 1:
+			cr_assert_eq(rdma_accept(NULL, &p), -1);
+			break;
+		case 2:
+			cr_assert_eq(rdma_reject(NULL, NULL, 0), -1);
+			break;
+		case 3:
+			cr_assert_eq(rdma_disconnect(NULL), -1);
+			break;
+		case 4:
+			cr_assert_eq(rdma_listen(NULL, 1), -1);
+			break;
+		case 5:
+			cr_assert_eq(rdma_establish(NULL), -1);
+			break;
+		default:
+			cr_assert_eq(rdma_migrate_id(NULL, NULL), -1);
+			break;
 		}
 		cr_assert_eq(errno, EINVAL, "NULL id, call %d: EINVAL", i);
 	}
@@ -326,7 +340,8 @@ Test(rdmacm_id, ece_as_a_device_without_it)
 
 Test(rdmacm_id, event_names)
 {
-	cr_assert_str_eq(rdma_event_str(RDMA_CM_EVENT_ADDR_RESOLVED), "RDMA_CM_EVENT_ADDR_RESOLVED");
+	cr_assert_str_eq(rdma_event_str(RDMA_CM_EVENT_ADDR_RESOLVED),
+			 "RDMA_CM_EVENT_ADDR_RESOLVED");
 	cr_assert_str_eq(rdma_event_str(RDMA_CM_EVENT_ESTABLISHED), "RDMA_CM_EVENT_ESTABLISHED");
 	cr_assert_str_eq(rdma_event_str(RDMA_CM_EVENT_TIMEWAIT_EXIT),
 			 "RDMA_CM_EVENT_TIMEWAIT_EXIT");

@@ -92,7 +92,8 @@ Test(rdmacm_qp, rtr)
 	as_connected(to_rid(id));
 	cr_assert_eq(rdma_init_qp_attr(id, &a, &mask), 0);
 	cr_assert_eq(mask, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+				   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				   IBV_QP_MIN_RNR_TIMER);
 	cr_assert_eq(a.dest_qp_num, 0x123456, "the peer's QPN");
 	cr_assert_eq(a.rq_psn, 0xabcdef, "the peer's starting PSN");
 	cr_assert_eq(ibv_query_port(id->verbs, 1, &pa), 0);
@@ -200,8 +201,8 @@ static enum ibv_qp_state qp_state(struct ibv_qp *qp)
 Test(rdmacm_qp, create_qp_default_pd_and_cqs)
 {
 	struct rdma_cm_id *id = routed_id(RDMA_PS_TCP);
-	struct ibv_qp_init_attr ia = {.cap = {.max_send_wr = 8, .max_recv_wr = 8,
-					      .max_send_sge = 1, .max_recv_sge = 1}};
+	struct ibv_qp_init_attr ia = {
+		.cap = {.max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1}};
 
 	cr_assert_eq(rdma_create_qp(id, NULL, &ia), 0, "%s", strerror(errno));
 	cr_assert_not_null(id->qp);
@@ -225,8 +226,8 @@ Test(rdmacm_qp, create_qp_default_pd_and_cqs)
 Test(rdmacm_qp, create_ud_qp_is_rts)
 {
 	struct rdma_cm_id *id = routed_id(RDMA_PS_UDP);
-	struct ibv_qp_init_attr ia = {.cap = {.max_send_wr = 8, .max_recv_wr = 8,
-					      .max_send_sge = 1, .max_recv_sge = 1}};
+	struct ibv_qp_init_attr ia = {
+		.cap = {.max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1}};
 	struct ibv_qp_attr a;
 	struct ibv_qp_init_attr qa;
 
@@ -241,8 +242,8 @@ Test(rdmacm_qp, create_ud_qp_is_rts)
 
 Test(rdmacm_qp, create_qp_errors)
 {
-	struct ibv_qp_init_attr ia = {.cap = {.max_send_wr = 1, .max_recv_wr = 1,
-					      .max_send_sge = 1, .max_recv_sge = 1}};
+	struct ibv_qp_init_attr ia = {
+		.cap = {.max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1}};
 	struct rdma_cm_id *id;
 
 	rdmacm_test_env();
