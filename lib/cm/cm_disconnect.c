@@ -108,6 +108,11 @@ static enum droce_cm_state cm_dreq_next(struct droce_cm_id *id, bool *notify)
 	case DROCE_CM_DREQ_RCVD: /* the consumer is still to answer */
 		id->cm->stats.duplicates++;
 		return DROCE_CM_DREQ_RCVD;
+	case DROCE_CM_IDLE:
+		/* time wait is over, the connection gone: DREP lets the peer leave (12.9.7) */
+		id->cm->stats.unmatched++;
+		cm_send_drep_mad(id, NULL, 0);
+		return DROCE_CM_IDLE;
 	default:
 		id->cm->stats.unmatched++;
 		return id->state;
