@@ -193,13 +193,13 @@ static enum droce_cm_state cm_destroy_step(struct droce_cm_id *id)
 		return DROCE_CM_IDLE;
 	case DROCE_CM_REQ_RCVD:
 	case DROCE_CM_MRA_REQ_SENT:
-		cm_send_rej_mad(id, DROCE_CM_REF_REQ, DROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0,
-				NULL, 0);
+		cm_send_rej_mad(id, DROCE_CM_REF_REQ, DROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL,
+				0);
 		return DROCE_CM_IDLE;
 	case DROCE_CM_REP_RCVD:
 	case DROCE_CM_MRA_REP_SENT:
-		cm_send_rej_mad(id, DROCE_CM_REF_REP, DROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0,
-				NULL, 0);
+		cm_send_rej_mad(id, DROCE_CM_REF_REP, DROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL,
+				0);
 		return DROCE_CM_IDLE;
 	case DROCE_CM_REP_SENT:
 	case DROCE_CM_MRA_REP_RCVD:

@@ -139,8 +139,7 @@ void cm_active_mra(struct droce_cm_id *id, const struct droce_cm_decoded *d,
 
 	switch (id->state) {
 	case DROCE_CM_REQ_SENT:
-		cm_timer_start(id,
-			       cm_time_us(service_timeout) + cm_time_us(id->packet_life_time),
+		cm_timer_start(id, cm_time_us(service_timeout) + cm_time_us(id->packet_life_time),
 			       0);
 		id->state = DROCE_CM_MRA_REQ_RCVD;
 		cm_event(id, DROCE_CM_EV_MRA_RCVD, d, from, 0, NULL);
@@ -158,8 +157,7 @@ int droce_cm_send_rtu(struct droce_cm_id *id, const void *private_data, uint8_t 
 {
 	uint8_t mad[DROCE_MAD_LEN];
 
-	if (id == NULL ||
-	    (id->state != DROCE_CM_REP_RCVD && id->state != DROCE_CM_MRA_REP_SENT) ||
+	if (id == NULL || (id->state != DROCE_CM_REP_RCVD && id->state != DROCE_CM_MRA_REP_SENT) ||
 	    (private_data == NULL && len > 0))
 		return -EINVAL;
 	if (len > droce_cm_msg_table[DROCE_CM_RTU].private_len)

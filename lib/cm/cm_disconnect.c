@@ -123,7 +123,8 @@ static enum droce_cm_state cm_dreq_next(struct droce_cm_id *id, bool *notify)
 void cm_dreq_rcvd(struct droce_cm *cm, const struct droce_cm_decoded *d,
 		  const struct droce_cm_addr *from)
 {
-	struct droce_cm_id *id = cm_find_local(cm, (uint32_t)d->value[DROCE_CM_DREQ_REMOTE_COMM_ID]);
+	struct droce_cm_id *id =
+		cm_find_local(cm, (uint32_t)d->value[DROCE_CM_DREQ_REMOTE_COMM_ID]);
 	uint8_t mad[DROCE_MAD_LEN];
 	bool notify;
 

@@ -30,10 +30,14 @@ struct droce_cm_id *cm_find_remote(struct droce_cm *cm, uint32_t remote_comm_id,
 	return NULL;
 }
 
-/* States in which the peer's QPN is part of a connection (REP sent or received). */
+/*
+ * States in which the peer's QPN belongs to a connection: a REP went either way, until time
+ * wait ends (12.9.8.3: a QP still waiting is not free for another connection).
+ */
 static bool cm_state_connected(enum droce_cm_state s)
 {
 	switch (s) {
+	case DROCE_CM_TIMEWAIT:
 	case DROCE_CM_REP_SENT:
 	case DROCE_CM_REP_RCVD:
 	case DROCE_CM_MRA_REP_SENT:
@@ -54,8 +58,7 @@ struct droce_cm_id *cm_find_remote_qpn(struct droce_cm *cm, uint32_t remote_qpn,
 	struct droce_cm_id *id;
 
 	for (id = cm->first; id != NULL; id = id->next)
-		if (id != except && cm_state_connected(id->state) &&
-		    id->remote_qpn == remote_qpn &&
+		if (id != except && cm_state_connected(id->state) && id->remote_qpn == remote_qpn &&
 		    memcmp(id->path.dgid, peer_gid, sizeof(id->path.dgid)) == 0)
 			return id;
 	return NULL;
@@ -66,8 +69,7 @@ struct droce_cm_id *cm_find_listener(struct droce_cm *cm, uint64_t service_id)
 	struct droce_cm_id *id;
 
 	for (id = cm->first; id != NULL; id = id->next)
-		if (id->listening && !id->gone &&
-		    (service_id & id->service_mask) == id->service_id)
+		if (id->listening && !id->gone && (service_id & id->service_mask) == id->service_id)
 			return id;
 	return NULL;
 }

@@ -213,8 +213,7 @@ void cm_passive_mra(struct droce_cm_id *id, const struct droce_cm_decoded *d,
 
 	switch (id->state) {
 	case DROCE_CM_REP_SENT:
-		cm_timer_start(id,
-			       cm_time_us(service_timeout) + cm_time_us(id->packet_life_time),
+		cm_timer_start(id, cm_time_us(service_timeout) + cm_time_us(id->packet_life_time),
 			       0);
 		id->state = DROCE_CM_MRA_REP_RCVD;
 		cm_event(id, DROCE_CM_EV_MRA_RCVD, d, from, 0, NULL);

@@ -20,9 +20,9 @@
  * says what the expiry means (cm_timer_expired's switch).
  */
 struct cm_timer {
-	uint64_t deadline_us;   /**< 0: not armed */
-	uint64_t timeout_us;    /**< one wait, for the next resend */
-	uint8_t retries_left;   /**< resends left before the state's error */
+	uint64_t deadline_us; /**< 0: not armed */
+	uint64_t timeout_us;  /**< one wait, for the next resend */
+	uint8_t retries_left; /**< resends left before the state's error */
 };
 
 /** The last MAD an id sent: what a retry or a duplicate's answer sends again. */
@@ -33,7 +33,7 @@ struct cm_last {
 
 struct droce_cm_id {
 	struct droce_cm *cm;
-	struct droce_cm_id *hash_next; /**< the bucket of local_comm_id */
+	struct droce_cm_id *hash_next;   /**< the bucket of local_comm_id */
 	struct droce_cm_id *prev, *next; /**< every id of the agent */
 	void *context;
 	enum droce_cm_state state;
@@ -48,10 +48,10 @@ struct droce_cm_id {
 	uint64_t service_mask; /**< listeners: the bits that must match (never 0) */
 	uint64_t tid;          /**< of the exchange in progress (REQ/REP/RTU, DREQ/DREP, SIDR) */
 	struct droce_cm_addr path;
-	uint8_t packet_life_time;     /**< 5 bits, of the path */
+	uint8_t packet_life_time;      /**< 5 bits, of the path */
 	uint8_t peer_response_timeout; /**< 5 bits: how long the peer may take to answer */
 	uint8_t max_cm_retries;
-	uint8_t ack_timeout;          /**< 5 bits: the requester's local ACK timeout (REQ) */
+	uint8_t ack_timeout; /**< 5 bits: the requester's local ACK timeout (REQ) */
 	struct cm_timer timer;
 	struct cm_last last;
 };

@@ -94,8 +94,8 @@ void cm_send_rej_mad(struct droce_cm_id *id, enum droce_cm_msg_ref ref, uint16_t
 	cm_set(mad, DROCE_CM_REJ_REJECTED_INFO_LENGTH, ari_len);
 	cm_set(mad, DROCE_CM_REJ_REASON, reason);
 	if (ari_len > 0)
-		memcpy(mad + DROCE_MAD_HDR_LEN + droce_cm_field_table[DROCE_CM_REJ_ARI].offset,
-		       ari, ari_len);
+		memcpy(mad + DROCE_MAD_HDR_LEN + droce_cm_field_table[DROCE_CM_REJ_ARI].offset, ari,
+		       ari_len);
 	(void)droce_cm_set_private(mad, DROCE_CM_REJ, priv, priv_len);
 	cm_send_id(id, mad, DROCE_CM_REJ);
 }

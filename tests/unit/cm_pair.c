@@ -47,7 +47,7 @@ static void pair_event(void *arg, struct droce_cm_id *id, const struct droce_cm_
 	if (ev->private_data != NULL)
 		memcpy(r->priv, ev->private_data,
 		       ev->private_data_len < sizeof(r->priv) ? ev->private_data_len
-							     : sizeof(r->priv));
+							      : sizeof(r->priv));
 	if (s->hook != NULL)
 		s->hook(s, id, ev);
 }

@@ -36,7 +36,7 @@ struct cm_side {
 	struct droce_cm_addr addr; /* sgid: this side's GID, dgid: the other's */
 	struct cm_rec ev[CM_EVENTS];
 	unsigned int nev;
-	int fail_sends; /* the next n sends fail with -EAGAIN */
+	int fail_sends;  /* the next n sends fail with -EAGAIN */
 	cm_hook_fn hook; /* called after each event is recorded */
 };
 

@@ -58,11 +58,11 @@ Test(cm_args, req_refusals)
 	struct droce_cm_id *a = droce_cm_id_create(cm_a.cm, NULL);
 	struct droce_cm_req_param good = cm_req_param(CM_SID), p;
 
-#define REFUSED(field, value, err)                                                           \
-	do {                                                                                 \
-		p = good;                                                                    \
-		p.field = value;                                                             \
-		cr_assert_eq(droce_cm_send_req(a, &p), err, #field " = " #value);            \
+#define REFUSED(field, value, err)                                                \
+	do {                                                                      \
+		p = good;                                                         \
+		p.field = value;                                                  \
+		cr_assert_eq(droce_cm_send_req(a, &p), err, #field " = " #value); \
 	} while (0)
 
 	cr_assert_eq(droce_cm_send_req(NULL, &good), -EINVAL, "NULL id");
@@ -99,11 +99,11 @@ Test(cm_args, rep_rtu_mra_rej_refusals)
 	struct droce_cm_rep_param good = cm_rep_param(), p;
 	uint8_t ari[1] = {1};
 
-#define REFUSED(field, value, err)                                                           \
-	do {                                                                                 \
-		p = good;                                                                    \
-		p.field = value;                                                             \
-		cr_assert_eq(droce_cm_send_rep(b, &p), err, #field " = " #value);            \
+#define REFUSED(field, value, err)                                                \
+	do {                                                                      \
+		p = good;                                                         \
+		p.field = value;                                                  \
+		cr_assert_eq(droce_cm_send_rep(b, &p), err, #field " = " #value); \
 	} while (0)
 
 	cr_assert_eq(droce_cm_send_rep(a, &good), -EINVAL, "REP from REQ_SENT");
@@ -178,8 +178,8 @@ Test(cm_args, rtu_refusals)
 
 Test(cm_args, sidr_refusals)
 {
-	struct droce_cm_sidr_req_param good = {.path = cm_a.addr, .service_id = CM_SID,
-					       .timeout = 20, .max_cm_retries = 1};
+	struct droce_cm_sidr_req_param good = {
+		.path = cm_a.addr, .service_id = CM_SID, .timeout = 20, .max_cm_retries = 1};
 	struct droce_cm_sidr_req_param p;
 	struct droce_cm_sidr_rep_param rep = {.status = DROCE_CM_SIDR_VALID}, r;
 	struct droce_cm_id *l = droce_cm_id_create(cm_b.cm, NULL);

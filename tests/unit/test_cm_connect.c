@@ -48,9 +48,9 @@ Test(cm_connect, req_rep_rtu_establish_both_sides)
 	cr_assert_eq(droce_cm_get(mad, DROCE_CM_REQ_PRIMARY_LOCAL_LID), 0xffff,
 		     "permissive local LID on RoCE");
 	cr_assert_eq(droce_cm_get(mad, DROCE_CM_REQ_PRIMARY_HOP_LIMIT), 64, "hop limit");
-	cr_assert_eq(memcmp(droce_cm_bytes(mad, DROCE_CM_REQ_PRIMARY_REMOTE_GID), cm_a.addr.dgid,
-			    16),
-		     0, "remote GID is b's");
+	cr_assert_eq(
+		memcmp(droce_cm_bytes(mad, DROCE_CM_REQ_PRIMARY_REMOTE_GID), cm_a.addr.dgid, 16), 0,
+		"remote GID is b's");
 	cr_assert_eq(droce_cm_get(mad, DROCE_CM_REQ_MAX_CM_RETRIES), 3, "max CM retries");
 	cr_assert_eq(memcmp(droce_cm_id_path(a)->dgid, cm_a.addr.dgid, 16), 0, "a's path");
 
@@ -103,8 +103,8 @@ Test(cm_connect, consumer_reject)
 	cr_assert_eq(droce_cm_send_rej(b, DROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0, priv, 2), 0,
 		     "REJ sent");
 	cr_assert_eq(droce_cm_id_state(b), DROCE_CM_IDLE, "b IDLE after its REJ");
-	cr_assert_eq(droce_cm_get(cm_peek(0)->mad, DROCE_CM_REJ_MESSAGE_REJECTED),
-		     DROCE_CM_REF_REQ, "REJ of the REQ");
+	cr_assert_eq(droce_cm_get(cm_peek(0)->mad, DROCE_CM_REJ_MESSAGE_REJECTED), DROCE_CM_REF_REQ,
+		     "REJ of the REQ");
 	cr_assert_eq(cm_deliver_one(), DROCE_CM_REJ, "REJ delivered");
 	cr_assert_eq(cm_last_ev(&cm_a)->type, DROCE_CM_EV_REJ_RCVD, "REJ_RCVD on a");
 	cr_assert_eq(cm_last_ev(&cm_a)->status, DROCE_CM_REJ_CONSUMER_DEFINED, "its reason");

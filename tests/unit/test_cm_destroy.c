@@ -95,8 +95,8 @@ Test(cm_destroy, rep_rcvd_sends_rej)
 	cm_deliver_one();
 	droce_cm_id_destroy(a);
 	cr_assert_eq(cm_peek_msg(0), DROCE_CM_REJ, "REJ sent");
-	cr_assert_eq(droce_cm_get(cm_peek(0)->mad, DROCE_CM_REJ_MESSAGE_REJECTED),
-		     DROCE_CM_REF_REP, "of the REP");
+	cr_assert_eq(droce_cm_get(cm_peek(0)->mad, DROCE_CM_REJ_MESSAGE_REJECTED), DROCE_CM_REF_REP,
+		     "of the REP");
 	cm_deliver_one();
 	cr_assert_eq(droce_cm_id_state(b), DROCE_CM_TIMEWAIT, "b waits out its REP");
 	cr_assert_eq(cm_last_ev(&cm_b)->type, DROCE_CM_EV_REJ_RCVD, "b told");
@@ -216,8 +216,7 @@ Test(cm_destroy, sidr_req_sent_stops_retrying)
 	cr_assert_eq(cm_queued(), 0, "no retry");
 }
 
-static void destroy_hook(struct cm_side *s, struct droce_cm_id *id,
-			 const struct droce_cm_event *ev)
+static void destroy_hook(struct cm_side *s, struct droce_cm_id *id, const struct droce_cm_event *ev)
 {
 	(void)s;
 	if (ev->type == DROCE_CM_EV_REQ_RCVD)

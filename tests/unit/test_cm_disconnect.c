@@ -9,7 +9,7 @@
 TestSuite(cm_disconnect, .init = cm_pair_init, .fini = cm_pair_fini);
 
 /* 2 × packet life time (18) + response timeout (20) */
-#define WAIT_US     (2 * 1073741u + 4294967u)
+#define WAIT_US (2 * 1073741u + 4294967u)
 /* 2 × packet life time (18) + the requester's ACK timeout (19) */
 #define TIMEWAIT_US (2 * 1073741u + 2147483u)
 

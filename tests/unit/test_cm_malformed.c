@@ -114,8 +114,8 @@ Test(cm_malformed, class_port_info_counted_and_dropped)
 Test(cm_malformed, unmatched_messages_counted)
 {
 	uint8_t mad[DROCE_MAD_LEN];
-	enum droce_cm_msg msgs[] = {DROCE_CM_REP, DROCE_CM_RTU, DROCE_CM_MRA, DROCE_CM_DREP,
-				    DROCE_CM_SIDR_REP, DROCE_CM_REJ};
+	enum droce_cm_msg msgs[] = {DROCE_CM_REP,  DROCE_CM_RTU,      DROCE_CM_MRA,
+				    DROCE_CM_DREP, DROCE_CM_SIDR_REP, DROCE_CM_REJ};
 	unsigned int i;
 
 	for (i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++) {
