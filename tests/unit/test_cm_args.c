@@ -106,6 +106,19 @@ Test(cm_args, rep_rtu_mra_rej_refusals)
 		cr_assert_eq(droce_cm_send_rep(b, &p), err, #field " = " #value); \
 	} while (0)
 
+	struct droce_cm_req_param req = cm_req_param(CM_SID);
+
+	cr_assert_eq(droce_cm_send_rej(b, 28, NULL, 0, NULL, 0), 0, "b rejects");
+	cm_drop();
+	cr_assert_eq(droce_cm_send_req(b, &req), -EINVAL, "a REQ's child sends no REQ");
+	struct droce_cm_sidr_req_param sidr = {.path = cm_b.addr, .service_id = 1, .timeout = 20};
+	cr_assert_eq(droce_cm_send_sidr_req(b, &sidr), -EINVAL, "nor SIDR_REQ");
+	/* a fresh start for the refusals below */
+	cm_deliver_all();
+	a = droce_cm_id_create(cm_a.cm, NULL);
+	droce_cm_send_req(a, &req);
+	cm_deliver_one();
+	b = cm_last_ev(&cm_b)->id;
 	cr_assert_eq(droce_cm_send_rep(a, &good), -EINVAL, "REP from REQ_SENT");
 	cr_assert_eq(droce_cm_send_rep(NULL, &good), -EINVAL, "NULL id");
 	cr_assert_eq(droce_cm_send_rep(b, NULL), -EINVAL, "NULL param");

@@ -136,3 +136,30 @@ Test(cm_refusals, mad_from_another_gid_is_unmatched)
 	cr_assert_eq(droce_cm_id_state(a), DROCE_CM_REQ_SENT, "a ignores it");
 	cr_assert_eq(cm_stats(&cm_a).unmatched, 1, "counted");
 }
+
+Test(cm_refusals, req_from_a_qp_in_timewait_is_stale_without_dreq)
+{
+	struct droce_cm_id *listener, *b, *a = cm_connect(&listener, &b);
+	struct droce_cm_req_param p = cm_req_param(CM_SID);
+	struct droce_cm_id *a2 = droce_cm_id_create(cm_a.cm, NULL);
+
+	droce_cm_send_dreq(a, NULL, 0);
+	cm_deliver_one();
+	droce_cm_send_drep(b, NULL, 0);
+	cm_deliver_one();
+	cr_assert_eq(droce_cm_id_state(b), DROCE_CM_TIMEWAIT, "b in time wait");
+	droce_cm_send_req(a2, &p);
+	cm_deliver_one();
+	cr_assert_eq(cm_queued(), 1, "only the REJ");
+	cr_assert_eq(droce_cm_get(cm_peek(0)->mad, DROCE_CM_REJ_REASON), DROCE_CM_REJ_STALE_CONN,
+		     "reason 10");
+	cr_assert_eq(droce_cm_id_state(b), DROCE_CM_TIMEWAIT, "b's old id keeps waiting");
+	cm_advance(TIMEWAIT_US);
+	cm_deliver_all();
+	cr_assert_eq(droce_cm_id_state(b), DROCE_CM_IDLE, "time wait over");
+	p = cm_req_param(CM_SID);
+	struct droce_cm_id *a3 = droce_cm_id_create(cm_a.cm, NULL);
+	cr_assert_eq(droce_cm_send_req(a3, &p), 0, "a third REQ");
+	cm_deliver_one();
+	cr_assert_eq(cm_last_ev(&cm_b)->type, DROCE_CM_EV_REQ_RCVD, "taken once time wait ended");
+}
