@@ -109,12 +109,11 @@ static void cm_req_new(struct droce_cm *cm, struct droce_cm_id *listener,
 }
 
 void cm_passive_req(struct droce_cm *cm, const struct droce_cm_decoded *d,
-		    const struct droce_cm_addr *from, const uint8_t *mad)
+		    const struct droce_cm_addr *from)
 {
 	struct droce_cm_id *id, *listener;
 	uint64_t transport = d->value[DROCE_CM_REQ_TRANSPORT_SERVICE_TYPE];
 
-	(void)mad;
 	/* 12.9.8.1: duplicates are known by the requester's comm ID and GID */
 	id = cm_find_remote(cm, (uint32_t)d->value[DROCE_CM_REQ_LOCAL_COMM_ID], from->dgid);
 	if (id != NULL) {

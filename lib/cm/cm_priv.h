@@ -116,7 +116,7 @@ void cm_active_timeout(struct droce_cm_id *id);
 
 /* cm_passive.c: the passive side's */
 void cm_passive_req(struct droce_cm *cm, const struct droce_cm_decoded *d,
-		    const struct droce_cm_addr *from, const uint8_t *mad);
+		    const struct droce_cm_addr *from);
 void cm_passive_rtu(struct droce_cm_id *id, const struct droce_cm_decoded *d,
 		    const struct droce_cm_addr *from);
 void cm_passive_mra(struct droce_cm_id *id, const struct droce_cm_decoded *d,

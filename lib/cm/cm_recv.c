@@ -75,7 +75,7 @@ static void cm_dispatch(struct droce_cm *cm, const struct droce_cm_decoded *d,
 
 	switch (d->msg) {
 	case DROCE_CM_REQ:
-		cm_passive_req(cm, d, from, mad);
+		cm_passive_req(cm, d, from);
 		break;
 	case DROCE_CM_MRA:
 		id = cm_match(cm, (uint32_t)d->value[DROCE_CM_MRA_REMOTE_COMM_ID], from);
