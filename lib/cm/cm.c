@@ -7,17 +7,29 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 
 #include "cm_priv.h"
 
 uint64_t cm_random64(void)
 {
+	static uint64_t fallback;
+	struct timespec ts;
 	uint64_t v = 0;
+	ssize_t n;
 
-	/* getrandom() of 8 bytes does not block once the pool is up, nor comes back short */
-	while (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
-		;
-	return v;
+	/* up to 256 bytes, getrandom() comes back whole once the pool is up (random(7)) */
+	do
+		n = getrandom(&v, sizeof(v), 0);
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof(v))
+		return v;
+	/* no getrandom (ENOSYS): the clock mixed by splitmix64 (comm IDs are checked unique) */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	v = fallback += 0x9e3779b97f4a7c15ull + (uint64_t)ts.tv_nsec + (uint64_t)ts.tv_sec;
+	v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ull;
+	v = (v ^ (v >> 27)) * 0x94d049bb133111ebull;
+	return v ^ (v >> 31);
 }
 
 struct droce_cm *droce_cm_create(const struct droce_cm_ops *ops)

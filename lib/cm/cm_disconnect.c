@@ -79,7 +79,7 @@ int droce_cm_send_drep(struct droce_cm_id *id, const void *private_data, uint8_t
 	return 0;
 }
 
-/* DREQ for an id: the state it leads to; the event the consumer gets in *ev. */
+/* DREQ for an id: the state it leads to; *notify when the consumer hears of it. */
 static enum droce_cm_state cm_dreq_next(struct droce_cm_id *id, bool *notify)
 {
 	*notify = false;
