@@ -91,14 +91,17 @@ static bool loop_frame(struct engine_pq *pq, struct rte_mbuf *m)
 	return true;
 }
 
-static void env_tx(void *arg, struct rte_mbuf *m)
+void engine_pq_tx(struct engine_pq *pq, struct rte_mbuf *m)
 {
-	struct engine_pq *pq = arg;
-
 	pq->lc->stats.tx_pkts++;
 	if (loop_frame(pq, m))
 		return;
 	engine_port_tx(pq, m);
+}
+
+static void env_tx(void *arg, struct rte_mbuf *m)
+{
+	engine_pq_tx(arg, m);
 }
 
 static int env_neigh(void *arg, const uint8_t ip[16], uint8_t mac[6])
@@ -122,9 +125,8 @@ static int env_neigh(void *arg, const uint8_t ip[16], uint8_t mac[6])
 	return rc == -ENOSPC ? -EAGAIN : rc;
 }
 
-static int env_tx_unresolved(void *arg, struct rte_mbuf *m, const uint8_t ip[16])
+int engine_tx_unresolved(struct engine_pq *pq, struct rte_mbuf *m, const uint8_t ip[16], bool gsi)
 {
-	struct engine_pq *pq = arg;
 	struct engine_unres *u;
 
 	if (pq->n_unres == ENGINE_UNRES_MAX)
@@ -135,7 +137,13 @@ static int env_tx_unresolved(void *arg, struct rte_mbuf *m, const uint8_t ip[16]
 	u->m = m;
 	u->since_us = now_us(&droce_engine);
 	memcpy(u->ip, ip, 16);
+	u->gsi = gsi;
 	return 0;
+}
+
+static int env_tx_unresolved(void *arg, struct rte_mbuf *m, const uint8_t ip[16])
+{
+	return engine_tx_unresolved(arg, m, ip, false);
 }
 
 /* Frames waiting for a MAC: sent once it is known, dropped when resolution fails or lasts. */
@@ -165,6 +173,8 @@ static unsigned int unres_flush(struct engine_pq *pq, uint64_t now)
 			pq->unres[kept++] = *u;
 		} else {
 			pq->unres_dropped++;
+			if (u->gsi)
+				pq->gsi.tx_unresolved_dropped++;
 			rte_pktmbuf_free(u->m);
 			done++;
 		}
@@ -355,6 +365,11 @@ static void rx_one(struct engine_lcore *lc, struct engine_pq *pq, const struct d
 		rte_pktmbuf_free(m);
 		return;
 	}
+	/* QP1, the GSI: the engine's own, on whichever lcore received it (chapter 13) */
+	if (unlikely(pkt.qpn == DROCE_GSI_QPN)) {
+		engine_gsi_rx(pq, m, &pkt);
+		return;
+	}
 	if (unlikely(lc->e->multi)) {
 		int owner = engine_qp_owner(lc->e, pkt.qpn);
 
@@ -511,6 +526,9 @@ int engine_lcore_main(void *arg)
 			 * before anything the send pass builds: a UD flow stays in order */
 			if (pq->n_unres > 0)
 				work += unres_flush(pq, now);
+			/* MADs the consumer sent through QP1: lcore 0 builds them, a few a pass */
+			if (me == 0)
+				work += engine_gsi_tx(pq);
 		}
 		if (lc->inbox != NULL)
 			work += rx_inbox(lc);
