@@ -77,10 +77,10 @@ struct counter {
 	}
 
 /* the GSI's malformed MADs keep droce_mad_status_name's names (test_engine_gsi.c checks) */
-#define MAD(status, status_name, text)                                          \
-	{                                                                        \
+#define MAD(status, status_name, text)                                                    \
+	{                                                                                 \
 		.desc = {.name = status_name, .help = text, .scope = DROCE_COUNTER_PORT}, \
-		.home = HOME_PORT, .off = offsetof(struct port_own, mad[status])     \
+		.home = HOME_PORT, .off = offsetof(struct port_own, mad[status])          \
 	}
 
 static const struct counter table[] = {

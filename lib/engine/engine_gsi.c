@@ -152,8 +152,8 @@ static struct rte_mbuf *gsi_frame(struct engine_pq *pq, const struct droce_addr 
 	f.ackreq = true;
 	len = droce_frame_len(a, f.opcode, DROCE_MAD_LEN);
 	buf = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
-	if (buf == NULL || droce_build_frame(buf, len, a, (uint16_t)pq->gsi.psn, &f, mad,
-					     DROCE_MAD_LEN) < 0) {
+	if (buf == NULL ||
+	    droce_build_frame(buf, len, a, (uint16_t)pq->gsi.psn, &f, mad, DROCE_MAD_LEN) < 0) {
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
@@ -268,8 +268,8 @@ static void rx_unsupported(struct engine_pq *pq, const struct droce_pkt *pkt, co
 	 * nobody's, not even to be refused.
 	 */
 	if ((h->method == DROCE_MAD_METHOD_GET || h->method == DROCE_MAD_METHOD_SET) &&
-	    h->mgmt_class != MAD_CLASS_SUBN_LID_ROUTED && h->mgmt_class != MAD_CLASS_SUBN_DIRECTED &&
-	    rx_answer(pq, pkt, frame) == 0) {
+	    h->mgmt_class != MAD_CLASS_SUBN_LID_ROUTED &&
+	    h->mgmt_class != MAD_CLASS_SUBN_DIRECTED && rx_answer(pq, pkt, frame) == 0) {
 		pq->gsi.unsupported_answered++;
 		return;
 	}
@@ -283,8 +283,8 @@ void engine_gsi_rx(struct engine_pq *pq, struct rte_mbuf *m, const struct droce_
 	uint32_t len = pkt->payload_off +
 		       (pkt->payload_len < DROCE_MAD_LEN ? pkt->payload_len : DROCE_MAD_LEN);
 	const uint8_t *frame = len <= sizeof(copy) ? rte_pktmbuf_read(m, 0, len, copy) : NULL;
-	enum droce_mad_status st = frame != NULL ? droce_gsi_parse(pkt, frame, NULL)
-						 : DROCE_MAD_NOT_GSI;
+	enum droce_mad_status st =
+		frame != NULL ? droce_gsi_parse(pkt, frame, NULL) : DROCE_MAD_NOT_GSI;
 
 	switch (st) {
 	case DROCE_MAD_OK:
@@ -336,7 +336,8 @@ static int tx_one(struct engine_pq *pq, const struct droce_engine_mad *r)
 	if (m == NULL)
 		return -ENOBUFS;
 	if (rc == -EAGAIN) {
-		/* waits for the MAC with the port's UD frames, dropped (counted) if it never comes */
+		/* waits for the MAC with the port's UD frames, dropped (counted) if it never comes
+		 */
 		if (engine_tx_unresolved(pq, m, r->dgid, true) != 0) {
 			rte_pktmbuf_free(m);
 			return -ENOBUFS;

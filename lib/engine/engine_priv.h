@@ -51,13 +51,13 @@ struct engine_unres {
 
 /* What an lcore's share of a port counts of the port's GSI (engine_gsi.c). */
 struct engine_pq_gsi {
-	uint32_t psn;                /* of the GSI frames this lcore sends on the port */
-	uint64_t rx;                 /* MADs queued for the consumer */
-	uint64_t rx_dropped;         /* of the consumer's, dropped: its queue was full */
-	uint64_t rx_unsupported;     /* MADs of a class nobody serves, dropped */
+	uint32_t psn;                  /* of the GSI frames this lcore sends on the port */
+	uint64_t rx;                   /* MADs queued for the consumer */
+	uint64_t rx_dropped;           /* of the consumer's, dropped: its queue was full */
+	uint64_t rx_unsupported;       /* MADs of a class nobody serves, dropped */
 	uint64_t unsupported_answered; /* Get/Set of such a class answered by the engine */
-	uint64_t tx;                 /* MADs of droce_engine_gsi_send() sent or waiting for a MAC */
-	uint64_t tx_unresolved_dropped; /* GSI frames whose destination never resolved */
+	uint64_t tx; /* MADs of droce_engine_gsi_send() sent or waiting for a MAC */
+	uint64_t tx_unresolved_dropped;       /* GSI frames whose destination never resolved */
 	uint64_t mad[DROCE_MAD_STATUS_COUNT]; /* malformed GSI packets, by reason */
 };
 
@@ -68,8 +68,9 @@ struct engine_pq_gsi {
  */
 struct engine_gsi {
 	pthread_rwlock_t lock;
-	struct rte_ring *rx; /* struct droce_engine_mad entries: lcores produce, the consumer takes */
-	int efd;             /* eventfd, valid while rx is not NULL */
+	struct rte_ring
+		*rx; /* struct droce_engine_mad entries: lcores produce, the consumer takes */
+	int efd;     /* eventfd, valid while rx is not NULL */
 	/* the eventfd was written since the consumer last found the queue empty (1) */
 	uint32_t signalled;
 };

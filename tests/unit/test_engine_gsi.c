@@ -252,7 +252,8 @@ Test(engine_gsi, frame_on_the_wire)
 		cr_expect_arr_eq(a.src_ip, gid0_v4 + 12, 4, "from 10.0.0.1");
 		cr_expect_arr_eq(a.dst_ip, gid1_v4 + 12, 4, "to 10.0.0.2");
 		cr_expect_eq(a.udp_dport, DROCE_ROCEV2_UDP_PORT);
-		cr_expect_eq(a.udp_sport, droce_udp_sport_for_qps(0, 1, 1), "as UD frames choose it");
+		cr_expect_eq(a.udp_sport, droce_udp_sport_for_qps(0, 1, 1),
+			     "as UD frames choose it");
 		cr_expect_eq(pkt.payload_len, DROCE_MAD_LEN, "one MAD");
 		cr_expect_arr_eq(d + pkt.payload_off, m.mad, DROCE_MAD_LEN);
 	}
@@ -309,15 +310,14 @@ static struct ibv_qp *gsi_qkey_qp(void)
 		.cap = {.max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1},
 		.qp_type = IBV_QPT_UD,
 	};
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = GSI_QKEY};
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = GSI_QKEY};
 	struct ibv_qp *qp = ibv_create_qp(e0.pd, &ia);
 
 	cr_assert_not_null(qp);
 	droce_export_qp_privileged(qp, true);
-	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-						   IBV_QP_QKEY),
-		     0);
+	cr_assert_eq(
+		ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
+		0);
 	a.qp_state = IBV_QPS_RTR;
 	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
 	a.qp_state = IBV_QPS_RTS;
@@ -471,8 +471,9 @@ Test(engine_gsi, every_mad_status_of_a_malformed_packet_is_a_counter)
 		}
 		cr_expect_geq(id, 0, "%s is a counter", droce_mad_status_name[st]);
 		if (id >= 0)
-			cr_expect_eq(droce_counter_desc((unsigned int)id)->scope, DROCE_COUNTER_PORT,
-				     "%s is the port's own", droce_mad_status_name[st]);
+			cr_expect_eq(droce_counter_desc((unsigned int)id)->scope,
+				     DROCE_COUNTER_PORT, "%s is the port's own",
+				     droce_mad_status_name[st]);
 	}
 }
 
