@@ -28,13 +28,13 @@ extern "C" {
 
 /** Where a CM MAD goes or came from: the peer's GSI (QP1) through one engine port. */
 struct droce_cm_addr {
-	unsigned int port;     /**< the engine port's index */
-	uint8_t sgid[16];      /**< the local GID (IPv4: ::ffff:a.b.c.d) */
-	uint8_t dgid[16];      /**< the peer's GID */
-	uint8_t traffic_class; /**< of the GRH (IP DSCP/ECN) */
-	uint8_t hop_limit;     /**< IP TTL / hop limit */
-	uint32_t flow_label;   /**< IPv6 flow label (20 bits) */
-	uint16_t pkey;         /**< 0xffff: the default partition */
+	unsigned int port;      /**< the engine port's index */
+	uint8_t sgid[16];       /**< the local GID (IPv4: ::ffff:a.b.c.d) */
+	uint8_t dgid[16];       /**< the peer's GID */
+	uint8_t traffic_class;  /**< of the GRH (IP DSCP/ECN) */
+	uint8_t hop_limit;      /**< IP TTL / hop limit */
+	uint32_t flow_label;    /**< IPv6 flow label (20 bits) */
+	uint16_t pkey;          /**< 0xffff: the default partition */
 };
 
 /** The states of a communication ID (12.9.x, state diagrams of the active and passive side). */
@@ -63,21 +63,21 @@ extern const char *const droce_cm_state_name[DROCE_CM_STATE_COUNT];
 
 /** What the agent tells its consumer (struct droce_cm_ops.event). */
 enum droce_cm_event_type {
-	DROCE_CM_EV_REQ_RCVD,  /**< a new id, child of the listener ev->listen_id: REQ_RCVD */
-	DROCE_CM_EV_REQ_ERROR, /**< REQ (or the wait after an MRA) timed out: IDLE */
-	DROCE_CM_EV_REP_RCVD,  /**< REP_RCVD: answer with RTU, MRA or REJ */
-	DROCE_CM_EV_REP_ERROR, /**< REP timed out (no RTU): IDLE (REJ sent, 12.9.x) */
-	DROCE_CM_EV_RTU_RCVD,  /**< passive: ESTABLISHED by RTU */
+	DROCE_CM_EV_REQ_RCVD,       /**< a new id, child of the listener ev->listen_id: REQ_RCVD */
+	DROCE_CM_EV_REQ_ERROR,      /**< REQ (or the wait after an MRA) timed out: IDLE */
+	DROCE_CM_EV_REP_RCVD,       /**< REP_RCVD: answer with RTU, MRA or REJ */
+	DROCE_CM_EV_REP_ERROR,      /**< REP timed out (no RTU): IDLE (REJ sent, 12.9.x) */
+	DROCE_CM_EV_RTU_RCVD,       /**< passive: ESTABLISHED by RTU */
 	DROCE_CM_EV_USER_ESTABLISHED, /**< passive: ESTABLISHED by droce_cm_established() */
-	DROCE_CM_EV_MRA_RCVD,         /**< the peer needs longer: the wait was extended */
-	DROCE_CM_EV_REJ_RCVD,         /**< ev->status the reason; the id is IDLE or TIMEWAIT */
-	DROCE_CM_EV_DREQ_RCVD,        /**< DREQ_RCVD: answer with DREP (or destroy) */
-	DROCE_CM_EV_DREQ_ERROR,       /**< DREQ timed out: TIMEWAIT */
-	DROCE_CM_EV_DREP_RCVD,        /**< TIMEWAIT */
-	DROCE_CM_EV_TIMEWAIT_EXIT,    /**< IDLE: the QP may be reused */
-	DROCE_CM_EV_SIDR_REQ_RCVD,    /**< a new id, child of ev->listen_id: SIDR_REQ_RCVD */
-	DROCE_CM_EV_SIDR_REP_RCVD,    /**< ev->status the SIDR status: IDLE */
-	DROCE_CM_EV_SIDR_REQ_ERROR,   /**< SIDR_REQ timed out: IDLE */
+	DROCE_CM_EV_MRA_RCVD,       /**< the peer needs longer: the wait was extended */
+	DROCE_CM_EV_REJ_RCVD,       /**< ev->status the reason; the id is IDLE or TIMEWAIT */
+	DROCE_CM_EV_DREQ_RCVD,      /**< DREQ_RCVD: answer with DREP (or destroy) */
+	DROCE_CM_EV_DREQ_ERROR,     /**< DREQ timed out: TIMEWAIT */
+	DROCE_CM_EV_DREP_RCVD,      /**< TIMEWAIT */
+	DROCE_CM_EV_TIMEWAIT_EXIT,  /**< IDLE: the QP may be reused */
+	DROCE_CM_EV_SIDR_REQ_RCVD,  /**< a new id, child of ev->listen_id: SIDR_REQ_RCVD */
+	DROCE_CM_EV_SIDR_REP_RCVD,  /**< ev->status the SIDR status: IDLE */
+	DROCE_CM_EV_SIDR_REQ_ERROR, /**< SIDR_REQ timed out: IDLE */
 	DROCE_CM_EV_COUNT
 };
 
@@ -119,23 +119,23 @@ struct droce_cm_ops {
 struct droce_cm_req_param {
 	struct droce_cm_addr path;
 	uint64_t service_id;
-	uint32_t local_qpn;                 /**< 24 bits */
-	uint32_t starting_psn;              /**< 24 bits */
-	enum droce_cm_transport transport;  /**< RC or UC */
-	uint8_t responder_resources;        /**< RDMA READ/atomic the requester's QP takes in */
-	uint8_t initiator_depth;            /**< RDMA READ/atomic it sends at once */
+	uint32_t local_qpn;         /**< 24 bits */
+	uint32_t starting_psn;      /**< 24 bits */
+	enum droce_cm_transport transport; /**< RC or UC */
+	uint8_t responder_resources; /**< RDMA READ/atomic the requester's QP takes in */
+	uint8_t initiator_depth;     /**< RDMA READ/atomic it sends at once */
 	uint8_t remote_cm_response_timeout; /**< 5 bits: 4.096 µs × 2^n the peer may take */
 	uint8_t local_cm_response_timeout;  /**< 5 bits: how long this side takes to answer */
-	uint8_t max_cm_retries;             /**< 4 bits */
-	uint8_t retry_count;                /**< 3 bits: transport retries */
-	uint8_t rnr_retry_count;            /**< 3 bits */
-	uint8_t local_ack_timeout;          /**< 5 bits */
-	uint8_t path_mtu;                   /**< enum ibv_mtu value, 1..5 */
-	uint8_t packet_life_time;           /**< 5 bits */
-	bool flow_control;                  /**< end-to-end flow control offered */
-	bool srq;                           /**< the QP takes receives from an SRQ */
+	uint8_t max_cm_retries;     /**< 4 bits */
+	uint8_t retry_count;        /**< 3 bits: transport retries */
+	uint8_t rnr_retry_count;    /**< 3 bits */
+	uint8_t local_ack_timeout;  /**< 5 bits */
+	uint8_t path_mtu;           /**< enum ibv_mtu value, 1..5 */
+	uint8_t packet_life_time;   /**< 5 bits */
+	bool flow_control;          /**< end-to-end flow control offered */
+	bool srq;                   /**< the QP takes receives from an SRQ */
 	const void *private_data;
-	uint8_t private_data_len; /**< at most 92 */
+	uint8_t private_data_len;   /**< at most 92 */
 };
 
 /** Connection reply: what REP carries (12.6.8). */
@@ -144,22 +144,22 @@ struct droce_cm_rep_param {
 	uint32_t starting_psn;
 	uint8_t responder_resources;
 	uint8_t initiator_depth;
-	uint8_t target_ack_delay; /**< 5 bits */
-	uint8_t rnr_retry_count;  /**< 3 bits */
+	uint8_t target_ack_delay;   /**< 5 bits */
+	uint8_t rnr_retry_count;    /**< 3 bits */
 	bool flow_control;
 	bool srq;
 	const void *private_data;
-	uint8_t private_data_len; /**< at most 196 */
+	uint8_t private_data_len;   /**< at most 196 */
 };
 
 /** Service ID resolution request (12.11). */
 struct droce_cm_sidr_req_param {
 	struct droce_cm_addr path;
 	uint64_t service_id;
-	uint8_t timeout; /**< 5 bits: 4.096 µs × 2^n per try */
+	uint8_t timeout;            /**< 5 bits: 4.096 µs × 2^n per try */
 	uint8_t max_cm_retries;
 	const void *private_data;
-	uint8_t private_data_len; /**< at most 216 */
+	uint8_t private_data_len;   /**< at most 216 */
 };
 
 /** Service ID resolution reply (12.11). */
@@ -167,22 +167,22 @@ struct droce_cm_sidr_rep_param {
 	enum droce_cm_sidr_status status;
 	uint32_t qpn;
 	uint32_t qkey;
-	const void *info; /**< additional information (status 2: the redirect) */
+	const void *info;           /**< additional information (status 2: the redirect) */
 	uint8_t info_len;
 	const void *private_data;
-	uint8_t private_data_len; /**< at most 136 */
+	uint8_t private_data_len;   /**< at most 136 */
 };
 
 /** What the agent counted since it was created. */
 struct droce_cm_stats {
-	uint64_t rx[DROCE_CM_MSG_COUNT];            /**< accepted, by message */
-	uint64_t tx[DROCE_CM_MSG_COUNT];            /**< sent, by message (retries included) */
-	uint64_t retries;                           /**< MADs sent again on a timeout */
-	uint64_t duplicates;                        /**< a MAD seen before, answered as before */
+	uint64_t rx[DROCE_CM_MSG_COUNT];        /**< accepted, by message */
+	uint64_t tx[DROCE_CM_MSG_COUNT];        /**< sent, by message (retries included) */
+	uint64_t retries;                       /**< MADs sent again on a timeout */
+	uint64_t duplicates;                    /**< a MAD seen before, answered as before */
 	uint64_t malformed[DROCE_MAD_STATUS_COUNT]; /**< dropped by droce_mad_parse() status */
-	uint64_t unmatched;                         /**< no id for it (nothing answered or REJ) */
-	uint64_t stale;                             /**< REQs refused as stale connections */
-	uint64_t send_failed;                       /**< ops->send errors */
+	uint64_t unmatched;                     /**< no id for it (nothing answered or REJ) */
+	uint64_t stale;                         /**< REQs refused as stale connections */
+	uint64_t send_failed;                   /**< ops->send errors */
 };
 
 /** A new agent; @p ops is copied. NULL with errno on failure. */
