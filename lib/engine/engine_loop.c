@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * An engine lcore's poll loop: control commands, then for every port an RX
- * burst from the lcore's own queue (RoCEv2 to the QPs, ARP/ND to the neighbour
- * table), the frames other lcores received for this lcore's QPs, the send pass
+ * burst from the lcore's own queue (RoCEv2 to the QPs, QP1 to the GSI, ARP/ND to
+ * the neighbour table), MADs to send from QP1 (lcore 0), the frames other lcores received for this lcore's QPs, the send pass
  * over its QPs (responses and coalesced ACKs, then requests), its timer wheel
  * (RC retransmission and RNR), neighbour requests due (lcore 0), and the TX
  * flush of its queues; idle loops back off.
