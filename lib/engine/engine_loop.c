@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * An engine lcore's poll loop: control commands, then for every port an RX
- * burst from the lcore's own queue (RoCEv2 to the QPs, QP1 to the GSI, ARP/ND to
- * the neighbour table), MADs to send from QP1 (lcore 0), the frames other lcores received for this lcore's QPs, the send pass
- * over its QPs (responses and coalesced ACKs, then requests), its timer wheel
- * (RC retransmission and RNR), neighbour requests due (lcore 0), and the TX
- * flush of its queues; idle loops back off.
+ * burst from the lcore's own queue (RoCEv2 to the QPs, QP1 to the GSI, ARP/ND
+ * to the neighbour table) and the MADs to send from QP1 (lcore 0), the frames
+ * other lcores received for this lcore's QPs, the send pass over its QPs
+ * (responses and coalesced ACKs, then requests), its timer wheel (RC
+ * retransmission and RNR), neighbour requests due (lcore 0), and the TX flush
+ * of its queues; idle loops back off.
  *
  * With several lcores a frame is parsed and checked by the lcore whose queue
  * received it and handed, with its parse, to the lcore that owns its QP
- * (engine.qp_owner) through that lcore's inbox ring.
+ * (engine.qp_owner) through that lcore's inbox ring; a packet to QP1 stays
+ * with the lcore that received it.
  */
 #include <string.h>
 #include <unistd.h>
