@@ -529,7 +529,7 @@ int engine_lcore_main(void *arg)
 			if (pq->n_unres > 0)
 				work += unres_flush(pq, now);
 			/* MADs the consumer sent through QP1: lcore 0 builds them, a few a pass */
-			if (me == 0)
+			if (me == 0 && unlikely(!rte_ring_empty(pq->port->gsi_tx)))
 				work += engine_gsi_tx(pq);
 		}
 		if (lc->inbox != NULL)
