@@ -68,9 +68,9 @@ struct engine_pq_gsi {
  */
 struct engine_gsi {
 	pthread_rwlock_t lock;
-	struct rte_ring
-		*rx; /* struct droce_engine_mad entries: lcores produce, the consumer takes */
-	int efd;     /* eventfd, valid while rx is not NULL */
+	/* struct droce_engine_mad entries: the lcores produce, the consumer takes */
+	struct rte_ring *rx;
+	int efd; /* eventfd, valid while rx is not NULL */
 	/* the eventfd was written since the consumer last found the queue empty (1) */
 	uint32_t signalled;
 };
@@ -106,7 +106,6 @@ struct engine_pq {
 	uint64_t unres_queued, unres_dropped;
 	struct engine_unres unres[ENGINE_UNRES_MAX];
 	struct engine_port_rx rx;
-	struct engine_pq_gsi gsi;
 	/* TX fault injection: NULL on the fast path (the only test it costs) */
 	struct droce_fault *fault;
 	uint16_t fault_n; /* frames waiting in fault_in for the injector */
@@ -114,6 +113,7 @@ struct engine_pq {
 	/* what the lcore's QPs of the port counted before they were destroyed or reset: the
 	 * port's sums go on from there (engine_counters.c) */
 	struct droce_tqp_stats retired;
+	struct engine_pq_gsi gsi; /* QP1: off the fast path, last */
 };
 
 /** One port run by the engine. */
