@@ -196,7 +196,8 @@ Test(cm_service, connect_accept_disconnect_over_qp1)
 	cm = droce_cm_service_lock(svc);
 	cr_assert_eq(droce_cm_send_dreq(id, NULL, 0), 0, "DREQ sent");
 	droce_cm_service_unlock(svc);
-	cr_assert_eq(sink_wait(&passive, 2), DROCE_CM_EV_DREQ_RCVD, "DREQ reached the passive side");
+	cr_assert_eq(sink_wait(&passive, 2), DROCE_CM_EV_DREQ_RCVD,
+		     "DREQ reached the passive side");
 	cm = droce_cm_service_lock(svc);
 	cr_assert_eq(droce_cm_send_drep(child, NULL, 0), 0, "DREP sent");
 	droce_cm_service_unlock(svc);
