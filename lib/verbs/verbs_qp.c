@@ -35,10 +35,14 @@ static uint64_t ops_for_type(enum ibv_qp_type type)
 
 static int check_init_attr(struct ibv_context *context, const struct ibv_qp_init_attr_ex *a)
 {
-	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+			       IBV_QP_INIT_ATTR_CREATE_FLAGS;
 
 	if (a->comp_mask & ~known)
-		return -EOPNOTSUPP; /* XRC, TSO, RSS, create flags: not provided */
+		return -EOPNOTSUPP; /* XRC, TSO, RSS: not provided */
+	/* the mask alone asks for nothing; every creation flag is a feature droce lacks */
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags != 0)
+		return -EOPNOTSUPP;
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || a->pd == NULL || a->pd->context != context)
 		return -EINVAL;
 	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC && a->qp_type != IBV_QPT_UD)

@@ -346,6 +346,33 @@ Test(verbs_qp, create_qp_ex_pd_only)
 	cr_expect_null(ibv_qp_to_qp_ex(qp), "no send_ops_flags: no extended send API");
 }
 
+/* A creation-flags mask with no flag set asks for nothing droce lacks: accepted. */
+Test(verbs_qp, create_qp_ex_no_creation_flag)
+{
+	static const enum ibv_qp_type types[] = {IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD};
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		struct ibv_qp_init_attr_ex ia = {
+			.send_cq = cq,
+			.recv_cq = cq,
+			.cap = {.max_send_wr = 4,
+				.max_recv_wr = 4,
+				.max_send_sge = 1,
+				.max_recv_sge = 1},
+			.qp_type = types[i],
+			.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS,
+			.pd = pd,
+			.create_flags = 0,
+		};
+		struct ibv_qp *qp = ibv_create_qp_ex(ctx, &ia);
+
+		cr_expect_not_null(qp, "%s: creation-flags mask with no flag: %s",
+				   type_name(types[i]), strerror(errno));
+		if (qp != NULL)
+			cr_expect_eq(ibv_destroy_qp(qp), 0, "%s: ibv_destroy_qp", type_name(types[i]));
+	}
+}
+
 Test(verbs_qp, create_qp_ex_refusals)
 {
 	struct ibv_qp_init_attr_ex base = {
@@ -372,6 +399,12 @@ Test(verbs_qp, create_qp_ex_refusals)
 	errno = 0;
 	cr_expect_null(ibv_create_qp_ex(ctx, &ia), "XRC domain refused");
 	cr_expect_eq(errno, EOPNOTSUPP, "errno EOPNOTSUPP, got %d", errno);
+	ia = base;
+	ia.comp_mask |= IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	ia.create_flags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
+	errno = 0;
+	cr_expect_null(ibv_create_qp_ex(ctx, &ia), "a creation flag refused");
+	cr_expect_eq(errno, EOPNOTSUPP, "a creation flag: errno EOPNOTSUPP, got %d", errno);
 }
 
 Test(verbs_qp, qpn_unique)
