@@ -430,6 +430,7 @@ struct droce_mr_table;
 struct droce_mr {
 	struct ibv_mr ibmr;
 	uint32_t remote_handle; /**< droced's handle of the MR, 0 when embedded */
+	unsigned int access;    /**< its rights (IBV_ACCESS_*), for a rereg that keeps them */
 };
 
 struct droce_mw {
