@@ -18,6 +18,7 @@ the budget. Exit 77 (skip) when this machine has no pyverbs or no test copy.
 """
 
 import argparse
+import ctypes
 import gzip
 import os
 import re
@@ -41,6 +42,13 @@ DEV1 = "droce1:mac=02:00:00:00:0c:02,ip=10.12.0.2,ip=fd00:12::2,link=rc"
 RESULT = re.compile(r"^(?P<name>.*?) \((?P<id>tests\.[\w.]+)\)(?: \.\.\. |\n)", re.M)
 VERDICT = re.compile(r"(?:^|\.\.\. )(ok|FAIL|ERROR|skipped '(.*)'|skipped \"(.*)\"|"
                      r"expected failure|unexpected success)$", re.M)
+
+
+def die_with_parent():
+    """In a child: SIGKILL when this script ends, however it ends (a droced or an engine
+    left behind would poll a CPU)."""
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def say(*words):
@@ -94,7 +102,8 @@ def start_droced(build, work):
     log = open(os.path.join(work, "droced.log"), "w")
     env = dict(os.environ, DROCE_NO_HUGE="1")
     proc = subprocess.Popen([os.path.join(build, "app", "droced", "droced"), "-s", sock,
-                             "-d", DEV0, "-d", DEV1], stderr=log, env=env)
+                             "-d", DEV0, "-d", DEV1], stderr=log, env=env,
+                             preexec_fn=die_with_parent)
     for _ in range(300):
         if os.path.exists(sock) or proc.poll() is not None:
             break
@@ -152,6 +161,8 @@ def main():
     ap.add_argument("--budget", type=int, default=120, help="seconds for the whole run")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
+    # meson's timeout sends SIGTERM: end through the cleanup below
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("ended by SIGTERM"))
 
     if not os.path.exists(os.path.join(args.tests, "run_tests.py")):
         skip(f"no rdma-core test suite in {args.tests} (Debian's python3-pyverbs)")
@@ -175,7 +186,7 @@ def main():
     try:
         run = subprocess.run([PYTHON, "run_tests.py", "-v"], cwd=copy, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             timeout=args.budget)
+                             timeout=args.budget, preexec_fn=die_with_parent)
         out = run.stdout
     except subprocess.TimeoutExpired as ex:
         out = ex.stdout.decode() if isinstance(ex.stdout, bytes) else (ex.stdout or "")
