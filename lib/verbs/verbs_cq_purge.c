@@ -11,6 +11,8 @@
  * engine has taken the reset (the modify waits for it). A receive completion
  * taken from an SRQ is kept: that WQE belonged to the SRQ, which a QP's reset
  * does not give back, so dropping its completion would lose the buffer.
+ * In droced, which never polls the CQs it serves, nothing is recorded: the
+ * application's process, which polls them, records the reset itself.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -35,6 +37,8 @@ int droce_cq_purge_reserve(struct droce_cq *cq)
 	uint32_t cap;
 	int rc = 0;
 
+	if (cq->exported)
+		return 0; /* nothing is skipped where nothing is polled */
 	cq_lock(cq);
 	if (cq->purge_count == cq->purge_cap) {
 		cap = cq->purge_cap == 0 ? 4 : cq->purge_cap * 2;
@@ -54,6 +58,8 @@ void droce_cq_purge_qp(struct droce_cq *cq, uint32_t qp_num, bool keep_srq_recv)
 {
 	int avail;
 
+	if (cq->exported)
+		return; /* droced's copy: the application's process skips them as it polls */
 	cq_lock(cq);
 	avail = droce_ring_cons_avail(&cq->cons);
 	/* an empty (or corrupted) ring holds nothing to skip; room was reserved */

@@ -208,6 +208,7 @@ struct droce_cq {
 	uint64_t wc_flags;            /* extended CQ: the fields the user asked for */
 	struct droce_cqe cur;         /* extended CQ: the entry being read */
 	bool cur_held;                /* extended CQ: cur is still to be released */
+	bool exported;                /* droced: an application's process polls this CQ */
 	struct droce_cq_purge *purge; /* under lock: entries of reset QPs to skip */
 	uint32_t purge_count, purge_cap;
 	uint32_t users;           /* QPs and SRQs completing to it (atomic) */
