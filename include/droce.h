@@ -10,5 +10,6 @@
 #include "droce_mr.h"
 #include "droce_ring.h"
 #include "droce_wqe.h"
+#include "droce_cm_service.h"
 
 #endif /* DROCE_H */

@@ -5,7 +5,7 @@ set -euo pipefail
 droce_setup
 status=0
 meson test -C "$DROCE_BUILD" --print-errorlogs --num-processes 2 \
-	--suite unit --suite integration --suite interop --suite fuzz --suite style "$@" || status=$?
+	--suite unit --suite integration --suite rdmacore --suite interop --suite fuzz --suite style "$@" || status=$?
 /usr/bin/python3 "$DROCE_ROOT/tools/test-summary.py" "$DROCE_BUILD/meson-logs/testlog.json" ||
 	status=1
 exit $status

@@ -252,6 +252,44 @@ static int op_reg_mr(struct dclient *c, struct dreq *r)
 	return 0;
 }
 
+/*
+ * New rights or PD for an MR, its range unchanged (ibv_rereg_mr() keeps the keys). Rights
+ * that write need droced's mapping writable first: it was mapped read-only for an MR
+ * registered without them.
+ */
+static int op_rereg_mr(struct dclient *c, struct dreq *r)
+{
+	const struct droce_dproto_rereg_mr_req *q = (const void *)r->body;
+	struct droce_dproto_reg_mr_rep *p = (void *)r->rep;
+	const unsigned int writes =
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+	const uint32_t known = IBV_REREG_MR_CHANGE_PD | IBV_REREG_MR_CHANGE_ACCESS;
+	struct ibv_mr *mr = lookup_ptr(c, r->h.handle, DOBJ_MR);
+	struct ibv_pd *pd = NULL;
+	struct dobj *o;
+	int rc;
+
+	if (mr == NULL || r->nfds != 0 || q->flags == 0 || (q->flags & ~known))
+		return EINVAL;
+	if (q->flags & IBV_REREG_MR_CHANGE_PD) {
+		pd = lookup_ptr(c, q->pd, DOBJ_PD);
+		if (pd == NULL)
+			return EINVAL;
+	}
+	o = &c->objs[r->h.handle];
+	if ((q->flags & IBV_REREG_MR_CHANGE_ACCESS) && (q->access & writes) &&
+	    mprotect(o->map, o->map_len, PROT_READ | PROT_WRITE) != 0)
+		return EACCES; /* the application's file is not writable */
+	errno = 0;
+	rc = ibv_rereg_mr(mr, (int)q->flags, pd, NULL, 0,
+			  (q->flags & IBV_REREG_MR_CHANGE_ACCESS) ? (int)q->access : 0);
+	if (rc != 0)
+		return errno != 0 ? errno : EINVAL;
+	p->lkey = mr->lkey;
+	p->rkey = mr->rkey;
+	return 0;
+}
+
 static int op_alloc_mw(struct dclient *c, struct dreq *r)
 {
 	const struct droce_dproto_alloc_mw_req *q = (const void *)r->body;
@@ -596,6 +634,8 @@ static int dispatch(struct dclient *c, struct dreq *r)
 		return op_destroy(c, r, DOBJ_AH);
 	case DPROTO_RESOLVE_L2:
 		return op_resolve(c, r);
+	case DPROTO_REREG_MR:
+		return op_rereg_mr(c, r);
 	default:
 		return EOPNOTSUPP;
 	}

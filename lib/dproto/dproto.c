@@ -46,6 +46,8 @@ static const struct {
 	[DPROTO_DESTROY_AH] = {"DESTROY_AH", 0, 0},
 	[DPROTO_RESOLVE_L2] = {"RESOLVE_L2", sizeof(struct droce_dproto_resolve_req),
 			       sizeof(struct droce_dproto_resolve_rep)},
+	[DPROTO_REREG_MR] = {"REREG_MR", sizeof(struct droce_dproto_rereg_mr_req),
+			     sizeof(struct droce_dproto_reg_mr_rep)},
 };
 
 enum droce_dproto_element droce_dproto_event_element(enum ibv_event_type type)

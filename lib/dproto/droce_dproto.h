@@ -60,6 +60,7 @@ enum droce_dproto_op {
 	DPROTO_CREATE_AH,
 	DPROTO_DESTROY_AH,
 	DPROTO_RESOLVE_L2,
+	DPROTO_REREG_MR, /**< new rights or PD for an MR, its range unchanged */
 	DPROTO_OP_COUNT
 };
 
@@ -139,6 +140,18 @@ struct droce_dproto_reg_mr_req {
 
 struct droce_dproto_reg_mr_rep {
 	uint32_t lkey, rkey;
+};
+
+/**
+ * REREG_MR: IBV_REREG_MR_CHANGE_PD and/or _ACCESS of the MR the header names (a new range is
+ * registered anew by the application: REG_MR, then DEREG_MR of the old one). The reply is a
+ * droce_dproto_reg_mr_rep: the keys, kept as ibv_rereg_mr() keeps them.
+ */
+struct droce_dproto_rereg_mr_req {
+	uint32_t flags; /**< IBV_REREG_MR_CHANGE_PD | IBV_REREG_MR_CHANGE_ACCESS */
+	uint32_t pd;    /**< with CHANGE_PD: the new PD's handle */
+	uint32_t access;
+	uint32_t pad;
 };
 
 struct droce_dproto_alloc_mw_req {

@@ -213,6 +213,68 @@ int droce_engine_port_info(const char *name, struct droce_engine_port_info *info
  */
 int droce_engine_neigh_resolve(const char *port, const uint8_t ip[16], uint8_t mac[6]);
 
+/**
+ * The index of the port named @p name in the engine's port order (droce_engine_conf.port[],
+ * the index struct droce_engine_mad.port takes).
+ * @return the index; -EINVAL (NULL name); -ENOENT (no such port); -ENODEV (engine not running).
+ */
+int droce_engine_port_index(const char *name);
+
+/**
+ * The GIDs of engine port @p port, the table its verbs device shows: the IPv6 link-local
+ * address from its MAC first, then its IPv4 addresses (::ffff:a.b.c.d), then its IPv6 ones.
+ * The first @p n go to @p gids.
+ * @return how many the port has (may exceed @p n); -EINVAL (@p gids NULL with @p n > 0);
+ *   -ENOENT (no such port); -ENODEV (engine not running).
+ */
+int droce_engine_port_gids(unsigned int port, uint8_t (*gids)[16], unsigned int n);
+
+/* ---------------------------------------------------- the GSI: QP1 of every port */
+
+/**
+ * One MAD through a port's GSI (QP1, IBTA Vol. 1 chapter 13): a UD SEND Only from QP1 with the
+ * GSI's Q_Key 0x80010000 (doc/cm.md, "QP1 in the engine").
+ */
+struct droce_engine_mad {
+	unsigned int port; /**< engine port index (droce_engine_port_index()) */
+	uint8_t sgid[16];  /**< local GID: IPv6, or IPv4 as ::ffff:a.b.c.d (the port's own) */
+	uint8_t dgid[16];  /**< the peer's GID */
+	uint8_t traffic_class, hop_limit; /**< of the IP header; send: hop limit 0 is 64 */
+	uint32_t flow_label;              /**< IPv6 flow label (20 bits) */
+	uint16_t pkey;                    /**< send: the BTH P_Key (0xffff); recv: the packet's */
+	uint32_t remote_qpn; /**< send: the destination QP (1 normally); recv: the DETH's SrcQP */
+	uint8_t mad[256];    /**< the MAD, common header first (13.4.2) */
+};
+
+/**
+ * Queue @p m for sending from QP1 of its port (any thread): lcore 0 builds the frame on its
+ * next pass; a destination whose MAC is unknown waits for it as UD frames do, and is dropped
+ * (counted: gsi_tx_unresolved_dropped) when nobody answers.
+ * @return 0; -EINVAL (NULL @p m, base version not 1, remote_qpn beyond 24 bits, flow label
+ *   beyond 20 bits, sgid and dgid of two families); -ENODEV (engine not running); -ENOENT (no
+ *   such port); -EADDRNOTAVAIL (sgid is not one of the port's GIDs); -EAGAIN (the port's queue
+ *   is full: try again).
+ */
+int droce_engine_gsi_send(const struct droce_engine_mad *m);
+
+/**
+ * Take up to @p n of the MADs the ports' QP1 received for the consumer (one thread: the CM
+ * agent's): MADs of the CM class (chapter 12's messages and the class's ClassPortInfo), in
+ * arrival order per lcore. Well-formed only: the engine dropped and counted the rest.
+ * @return how many were taken (0 .. n); -EINVAL (@p m NULL with @p n > 0); -ENODEV (engine
+ *   not running).
+ */
+int droce_engine_gsi_recv(struct droce_engine_mad *m, unsigned int n);
+
+/**
+ * An eventfd (non-blocking) that becomes readable when received MADs wait: written when the
+ * queue goes from empty to not empty, never once per MAD. The consumer reads it to clear it,
+ * then calls droce_engine_gsi_recv() until it takes fewer than it asked for. Closed by
+ * droce_engine_stop().
+ * @return the descriptor; -ENODEV (engine not running).
+ */
+int droce_engine_gsi_fd(void);
+
 /* ---------------------------------------------------- objects (control path) */
 
 /** A CQ the engine writes completions into; @p id names it in droce_engine_qp_add(). */

@@ -23,7 +23,10 @@
 #include "engine_litter.h"
 #include "engine_priv.h"
 
-struct engine droce_engine = {.ctl_lock = PTHREAD_MUTEX_INITIALIZER};
+struct engine droce_engine = {
+	.ctl_lock = PTHREAD_MUTEX_INITIALIZER,
+	.gsi = {.lock = PTHREAD_RWLOCK_INITIALIZER, .efd = -1},
+};
 
 #define EAL_ARGS_MAX 32
 
@@ -345,6 +348,8 @@ static void engine_teardown(struct engine *e)
 {
 	unsigned int i, k;
 
+	/* QP1's queues first: an API call under way finishes before the ports go */
+	engine_gsi_stop(e);
 	for (k = 0; k < e->n_lcores; k++) {
 		struct engine_lcore *lc = &e->lcores[k];
 		struct rte_mbuf *m;
@@ -494,6 +499,8 @@ int droce_engine_start(const struct droce_engine_conf *conf, const struct droce_
 		if (rc == 0)
 			e->n_ports++;
 	}
+	if (rc == 0)
+		rc = engine_gsi_start(e);
 	if (rc == 0) {
 		e->hz_per_us = rte_get_timer_hz() / 1000000;
 		if (e->hz_per_us == 0)
@@ -574,6 +581,48 @@ int droce_engine_port_info(const char *name, struct droce_engine_port_info *info
 		return 0;
 	}
 	return -ENOENT;
+}
+
+int droce_engine_port_index(const char *name)
+{
+	struct engine *e = &droce_engine;
+	int rc = -ENOENT;
+
+	if (name == NULL)
+		return -EINVAL;
+	/* the lock keeps droce_engine_stop() from emptying the port table meanwhile */
+	pthread_mutex_lock(&e->ctl_lock);
+	if (!droce_engine_running())
+		rc = -ENODEV;
+	for (unsigned int i = 0; rc == -ENOENT && i < e->n_ports; i++)
+		if (strcmp(e->ports[i].conf.name, name) == 0)
+			rc = (int)i;
+	pthread_mutex_unlock(&e->ctl_lock);
+	return rc;
+}
+
+int droce_engine_port_gids(unsigned int port, uint8_t (*gids)[16], unsigned int n)
+{
+	struct engine *e = &droce_engine;
+	int rc;
+
+	if (gids == NULL && n > 0)
+		return -EINVAL;
+	pthread_mutex_lock(&e->ctl_lock);
+	if (!droce_engine_running()) {
+		rc = -ENODEV;
+	} else if (port >= e->n_ports) {
+		rc = -ENOENT;
+	} else {
+		/* set when the port started, unchanged while it runs */
+		const struct droce_tport_addr *a = &e->ports[port].addr;
+
+		for (unsigned int i = 0; i < a->gid_count && i < n; i++)
+			memcpy(gids[i], a->gid[i].raw, 16);
+		rc = (int)a->gid_count;
+	}
+	pthread_mutex_unlock(&e->ctl_lock);
+	return rc;
 }
 
 int droce_engine_port_stats(const char *name, struct droce_engine_port_stats *st)

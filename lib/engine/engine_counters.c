@@ -27,6 +27,13 @@ struct port_own {
 	uint64_t capture_frames;
 	uint64_t capture_dropped;
 	uint64_t parse[DROCE_PARSE_STATUS_COUNT];
+	uint64_t gsi_rx;
+	uint64_t gsi_rx_dropped;
+	uint64_t gsi_rx_unsupported;
+	uint64_t gsi_unsupported_class;
+	uint64_t gsi_tx;
+	uint64_t gsi_tx_unresolved_dropped;
+	uint64_t mad[DROCE_MAD_STATUS_COUNT];
 };
 
 enum counter_home {
@@ -67,6 +74,13 @@ struct counter {
 			 .help = text,                                             \
 			 .scope = DROCE_COUNTER_PORT},                             \
 		.home = HOME_PORT, .off = offsetof(struct port_own, parse[status]) \
+	}
+
+/* the GSI's malformed MADs keep droce_mad_status_name's names (test_engine_gsi.c checks) */
+#define MAD(status, status_name, text)                                                    \
+	{                                                                                 \
+		.desc = {.name = status_name, .help = text, .scope = DROCE_COUNTER_PORT}, \
+		.home = HOME_PORT, .off = offsetof(struct port_own, mad[status])          \
 	}
 
 static const struct counter table[] = {
@@ -170,6 +184,26 @@ static const struct counter table[] = {
 	      "payload longer than the port's MTU allows", NULL),
 	PARSE(DROCE_PARSE_BAD_ICRC, "icrc_error", "packets whose ICRC is wrong",
 	      "rx_icrc_encapsulated"),
+	/* the GSI (QP1) */
+	PORT(gsi_rx, NULL, NULL, "MADs QP1 received for the CM, queued for it"),
+	PORT(gsi_rx_dropped, NULL, NULL, "MADs for the CM dropped: its queue was full"),
+	PORT(gsi_rx_unsupported, NULL, NULL,
+	     "MADs of a class or class version nobody serves dropped: no Get or Set"),
+	PORT(gsi_unsupported_class, NULL, NULL,
+	     "Get and Set of a class nobody serves answered: status bad version/class"),
+	PORT(gsi_tx, NULL, NULL, "MADs sent from QP1 (or waiting for their destination's MAC)"),
+	PORT(gsi_tx_unresolved_dropped, NULL, NULL,
+	     "MADs from QP1 dropped: their destination's address never resolved"),
+	MAD(DROCE_MAD_NOT_GSI, "not_gsi", "packets to QP1 that are not UD SEND Only"),
+	MAD(DROCE_MAD_BAD_QKEY, "gsi_bad_qkey", "packets to QP1 without the GSI's Q_Key"),
+	MAD(DROCE_MAD_TRUNC, "mad_trunc", "GSI packets shorter than a MAD"),
+	MAD(DROCE_MAD_TOO_LONG, "mad_too_long", "GSI packets longer than a MAD"),
+	MAD(DROCE_MAD_BAD_BASE_VERSION, "mad_bad_base_version", "MADs of a base version not 1"),
+	MAD(DROCE_MAD_BAD_METHOD, "mad_bad_method",
+	    "CM MADs whose method does not fit their attribute"),
+	MAD(DROCE_MAD_BAD_ATTR, "mad_bad_attr", "CM MADs of an attribute the CM does not have"),
+	MAD(DROCE_MAD_BAD_INFO_LEN, "mad_bad_info_len",
+	    "CM REJ, APR or SIDR_REP announcing more than 72 bytes of information"),
 };
 
 #define TABLE_LEN (sizeof(table) / sizeof(table[0]))
@@ -272,6 +306,14 @@ int engine_counters_port(struct engine *e, const char *name, struct droce_counte
 		own.loopback_dropped += pq->loop_dropped;
 		for (i = 0; i < DROCE_PARSE_STATUS_COUNT; i++)
 			own.parse[i] += pq->rx.parse[i];
+		own.gsi_rx += pq->gsi.rx;
+		own.gsi_rx_dropped += pq->gsi.rx_dropped;
+		own.gsi_rx_unsupported += pq->gsi.rx_unsupported;
+		own.gsi_unsupported_class += pq->gsi.unsupported_answered;
+		own.gsi_tx += pq->gsi.tx;
+		own.gsi_tx_unresolved_dropped += pq->gsi.tx_unresolved_dropped;
+		for (i = 0; i < DROCE_MAD_STATUS_COUNT; i++)
+			own.mad[i] += pq->gsi.mad[i];
 	}
 	droce_neigh_stats_get(p->neigh, &ns);
 	own.neigh_requests = ns.requests;

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * An engine lcore's poll loop: control commands, then for every port an RX
- * burst from the lcore's own queue (RoCEv2 to the QPs, ARP/ND to the neighbour
- * table), the frames other lcores received for this lcore's QPs, the send pass
- * over its QPs (responses and coalesced ACKs, then requests), its timer wheel
- * (RC retransmission and RNR), neighbour requests due (lcore 0), and the TX
- * flush of its queues; idle loops back off.
+ * burst from the lcore's own queue (RoCEv2 to the QPs, QP1 to the GSI, ARP/ND
+ * to the neighbour table) and the MADs to send from QP1 (lcore 0), the frames
+ * other lcores received for this lcore's QPs, the send pass over its QPs
+ * (responses and coalesced ACKs, then requests), its timer wheel (RC
+ * retransmission and RNR), neighbour requests due (lcore 0), and the TX flush
+ * of its queues; idle loops back off.
  *
  * With several lcores a frame is parsed and checked by the lcore whose queue
  * received it and handed, with its parse, to the lcore that owns its QP
- * (engine.qp_owner) through that lcore's inbox ring.
+ * (engine.qp_owner) through that lcore's inbox ring; a packet to QP1 stays
+ * with the lcore that received it.
  */
 #include <string.h>
 #include <unistd.h>
@@ -91,14 +93,17 @@ static bool loop_frame(struct engine_pq *pq, struct rte_mbuf *m)
 	return true;
 }
 
-static void env_tx(void *arg, struct rte_mbuf *m)
+void engine_pq_tx(struct engine_pq *pq, struct rte_mbuf *m)
 {
-	struct engine_pq *pq = arg;
-
 	pq->lc->stats.tx_pkts++;
 	if (loop_frame(pq, m))
 		return;
 	engine_port_tx(pq, m);
+}
+
+static void env_tx(void *arg, struct rte_mbuf *m)
+{
+	engine_pq_tx(arg, m);
 }
 
 static int env_neigh(void *arg, const uint8_t ip[16], uint8_t mac[6])
@@ -122,9 +127,8 @@ static int env_neigh(void *arg, const uint8_t ip[16], uint8_t mac[6])
 	return rc == -ENOSPC ? -EAGAIN : rc;
 }
 
-static int env_tx_unresolved(void *arg, struct rte_mbuf *m, const uint8_t ip[16])
+int engine_tx_unresolved(struct engine_pq *pq, struct rte_mbuf *m, const uint8_t ip[16], bool gsi)
 {
-	struct engine_pq *pq = arg;
 	struct engine_unres *u;
 
 	if (pq->n_unres == ENGINE_UNRES_MAX)
@@ -135,7 +139,13 @@ static int env_tx_unresolved(void *arg, struct rte_mbuf *m, const uint8_t ip[16]
 	u->m = m;
 	u->since_us = now_us(&droce_engine);
 	memcpy(u->ip, ip, 16);
+	u->gsi = gsi;
 	return 0;
+}
+
+static int env_tx_unresolved(void *arg, struct rte_mbuf *m, const uint8_t ip[16])
+{
+	return engine_tx_unresolved(arg, m, ip, false);
 }
 
 /* Frames waiting for a MAC: sent once it is known, dropped when resolution fails or lasts. */
@@ -165,6 +175,8 @@ static unsigned int unres_flush(struct engine_pq *pq, uint64_t now)
 			pq->unres[kept++] = *u;
 		} else {
 			pq->unres_dropped++;
+			if (u->gsi)
+				pq->gsi.tx_unresolved_dropped++;
 			rte_pktmbuf_free(u->m);
 			done++;
 		}
@@ -355,6 +367,11 @@ static void rx_one(struct engine_lcore *lc, struct engine_pq *pq, const struct d
 		rte_pktmbuf_free(m);
 		return;
 	}
+	/* QP1, the GSI: the engine's own, on whichever lcore received it (chapter 13) */
+	if (unlikely(pkt.qpn == DROCE_GSI_QPN)) {
+		engine_gsi_rx(pq, m, &pkt);
+		return;
+	}
 	if (unlikely(lc->e->multi)) {
 		int owner = engine_qp_owner(lc->e, pkt.qpn);
 
@@ -511,6 +528,9 @@ int engine_lcore_main(void *arg)
 			 * before anything the send pass builds: a UD flow stays in order */
 			if (pq->n_unres > 0)
 				work += unres_flush(pq, now);
+			/* MADs the consumer sent through QP1: lcore 0 builds them, a few a pass */
+			if (me == 0 && unlikely(!rte_ring_empty(pq->port->gsi_tx)))
+				work += engine_gsi_tx(pq);
 		}
 		if (lc->inbox != NULL)
 			work += rx_inbox(lc);

@@ -16,6 +16,7 @@
 #include "droce_neigh.h"
 #include "droce_port.h"
 #include "droce_transport.h"
+#include "droce_wire_mad.h"
 #include "droce_wire_pkt.h"
 
 #define ENGINE_QPS_MAX  16384 /* open-addressing table: twice the QPs it holds */
@@ -40,6 +41,38 @@ struct engine_unres {
 	struct rte_mbuf *m;
 	uint64_t since_us;
 	uint8_t ip[16];
+	bool gsi; /* a GSI frame: its loss is also counted as the GSI's */
+};
+
+/* MADs received for the consumer, waiting for it (a power of two: it holds one fewer). */
+#define ENGINE_GSI_RX_SLOTS 1024
+/* MADs droce_engine_gsi_send() queued on a port, waiting for lcore 0 (as above). */
+#define ENGINE_GSI_TX_SLOTS 256
+
+/* What an lcore's share of a port counts of the port's GSI (engine_gsi.c). */
+struct engine_pq_gsi {
+	uint32_t psn;                  /* of the GSI frames this lcore sends on the port */
+	uint64_t rx;                   /* MADs queued for the consumer */
+	uint64_t rx_dropped;           /* of the consumer's, dropped: its queue was full */
+	uint64_t rx_unsupported;       /* MADs of a class nobody serves, dropped */
+	uint64_t unsupported_answered; /* Get/Set of such a class answered by the engine */
+	uint64_t tx; /* MADs of droce_engine_gsi_send() sent or waiting for a MAC */
+	uint64_t tx_unresolved_dropped;       /* GSI frames whose destination never resolved */
+	uint64_t mad[DROCE_MAD_STATUS_COUNT]; /* malformed GSI packets, by reason */
+};
+
+/*
+ * The engine's GSI: what its ports' QP1 received for the consumer (the CM agent's thread), and
+ * the eventfd that tells it. The API calls hold @c lock for reading, the stop that frees the
+ * queues for writing.
+ */
+struct engine_gsi {
+	pthread_rwlock_t lock;
+	/* struct droce_engine_mad entries: the lcores produce, the consumer takes */
+	struct rte_ring *rx;
+	int efd; /* eventfd, valid while rx is not NULL */
+	/* the eventfd was written since the consumer last found the queue empty (1) */
+	uint32_t signalled;
 };
 
 /** What a port's RX path drops before any QP sees it (written by the lcore). */
@@ -80,6 +113,7 @@ struct engine_pq {
 	/* what the lcore's QPs of the port counted before they were destroyed or reset: the
 	 * port's sums go on from there (engine_counters.c) */
 	struct droce_tqp_stats retired;
+	struct engine_pq_gsi gsi; /* QP1: off the fast path, last */
 };
 
 /** One port run by the engine. */
@@ -95,6 +129,9 @@ struct engine_port {
 	uint64_t neigh_now; /* the neighbour table's clock (engine_neigh_lock()) */
 	/* capture of what the device receives and is given: NULL on the fast path */
 	struct droce_capture *cap;
+	/* MADs to send from QP1 (struct droce_engine_mad entries): any thread produces, lcore 0
+	 * consumes */
+	struct rte_ring *gsi_tx;
 	struct engine_pq pq[ENGINE_LCORES_MAX];
 };
 
@@ -232,6 +269,7 @@ struct engine {
 	struct engine_cq cqs[ENGINE_CQS_MAX];
 	struct engine_srq srqs[ENGINE_SRQS_MAX];
 	struct droce_tah *ahs; /* ENGINE_AHS_MAX entries */
+	struct engine_gsi gsi;
 	/* control: one command at a time */
 	pthread_mutex_t ctl_lock;
 	uint64_t hz_per_us;
@@ -277,6 +315,10 @@ void engine_env_init(struct engine *e, struct engine_port *p);
 /* zero copy allowed on the port as it is now (its driver, each lcore's fault injector) */
 void engine_env_zero_copy(struct engine_port *p);
 void engine_port_tx(struct engine_pq *pq, struct rte_mbuf *m);
+/* a built frame of @p pq's port: to the wire, or round the port's loopback to itself */
+void engine_pq_tx(struct engine_pq *pq, struct rte_mbuf *m);
+/* a built frame waits on @p pq for the MAC of @p ip (@p gsi: a GSI frame); 0 or -ENOBUFS */
+int engine_tx_unresolved(struct engine_pq *pq, struct rte_mbuf *m, const uint8_t ip[16], bool gsi);
 
 /* engine_counters.c: run by the lcore */
 int engine_counters_port(struct engine *e, const char *name, struct droce_counter *c,
@@ -299,6 +341,16 @@ void engine_fault_swap(struct engine_port *p, struct droce_fault **f,
 void engine_fault_tx(struct engine_pq *pq, struct rte_mbuf *m);
 unsigned int engine_fault_flush(struct engine_pq *pq, uint64_t now_us);
 void engine_fault_drain(struct engine_port *p);
+
+/* engine_gsi.c: QP1 of every port */
+/* the queues and the eventfd, once the ports are open; 0 or -errno */
+int engine_gsi_start(struct engine *e);
+/* free what engine_gsi_start() made and every MAD still queued (the lcores stopped) */
+void engine_gsi_stop(struct engine *e);
+/* a packet to QP1 that parsed, on the lcore that received it: consumed */
+void engine_gsi_rx(struct engine_pq *pq, struct rte_mbuf *m, const struct droce_pkt *pkt);
+/* lcore 0: frames of the MADs queued on @p pq's port, a bounded number; how many left */
+unsigned int engine_gsi_tx(struct engine_pq *pq);
 
 /* engine_telemetry.c: the /droce/... telemetry commands, once the EAL runs */
 void engine_telemetry_register(void);

@@ -293,6 +293,17 @@ int droce_tqp_recv(const struct droce_transport_env *env, struct droce_tqp *q, s
 		   const struct droce_pkt *pkt);
 
 /**
+ * The address template of a packet from QP @p qpn to QP @p dqpn along @p grh (a QP's primary
+ * path, a UD address handle, the engine's GSI): source GID by index in env->port, IPv4 when both
+ * GIDs are IPv4-mapped, traffic class, hop limit (0: 64), flow label, the UDP source port of the
+ * QP pair (annex A17), and the destination's MAC through env->neigh.
+ * @return 0; -EAGAIN (the MAC is being resolved) or -EHOSTUNREACH (resolution just failed):
+ *   the rest of @p a is valid; -EINVAL (no such GID index, or GIDs of two families).
+ */
+int droce_path_addr(const struct droce_transport_env *env, const struct ibv_global_route *grh,
+		    uint32_t qpn, uint32_t dqpn, struct droce_addr *a);
+
+/**
  * Advance the lcore's timer wheel @p w (the one its environments name) to
  * @p now (ticks) and run the RC timers due: at most @p max. Returns how many
  * fired, or -EINVAL for a NULL wheel.

@@ -25,11 +25,6 @@ void droce_tqp_to_error(const struct droce_transport_env *env, struct droce_tqp 
 int droce_tqp_flush_sq(const struct droce_transport_env *env, struct droce_tqp *q, int budget);
 int droce_tqp_flush_rq(const struct droce_transport_env *env, struct droce_tqp *q, int budget);
 
-/* path.c */
-/** Address template from a GRH; 0, -EAGAIN (MAC being resolved) or -EINVAL. */
-int droce_path_addr(const struct droce_transport_env *env, const struct ibv_global_route *grh,
-		    uint32_t qpn, uint32_t dqpn, struct droce_addr *a);
-
 /* ud.c */
 int droce_ud_send(const struct droce_transport_env *env, struct droce_tqp *q, uint32_t now_us,
 		  int budget);

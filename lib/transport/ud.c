@@ -268,17 +268,22 @@ static void take_recv(const struct droce_transport_env *env, struct droce_tqp *q
 }
 
 /*
- * A datagram longer than the receive WQE taken from the QP's SRQ (IBTA 9.9.3 class E: an
- * invalid request on a UD QP using an SRQ): the WQE is consumed and completed with
- * IBV_WC_REM_INV_REQ_ERR, as ibv_post_srq_recv(3) documents and Linux rxe does, and the QP
- * stays in RTS. Left in the SRQ, the WQE would be offered to the next datagram of any QP
- * sharing it, and the sender's error would go unreported.
+ * A datagram the receive WQE cannot hold: its buffers lack room for the 40-byte GRH area, or
+ * for the GRH area and the payload. The WQE is consumed and completes with IBV_WC_LOC_LEN_ERR
+ * (Local Length Error, IBTA 11.6.2's completion statuses; ibv_post_srq_recv(): a UD receive
+ * buffer needs 40 bytes more than the payload, or its Work Completion is in error),
+ * from the QP's own receive queue and from an SRQ alike, as RoCE NICs report it. UD has no
+ * NAK (IBTA 9.9.3): the sender is not told, and the QP stays in RTS, so that no remote
+ * sender can end a UD QP by sending too much (Linux kernels 6.2 to 6.9 moved it to Error:
+ * CVE-2024-40992). Kept posted instead, the WQE would be offered to the next datagram and
+ * the receiver never told why one was lost.
  */
-static int srq_wqe_too_short(const struct droce_transport_env *env, struct droce_tqp *q,
-			     struct rte_mbuf *m, struct droce_cqe *e, int avail)
+static int wqe_too_short(const struct droce_transport_env *env, struct droce_tqp *q,
+			 struct rte_mbuf *m, struct droce_cqe *e, int avail)
 {
+	q->stats.resp_local_length_error++;
 	take_recv(env, q, avail);
-	e->status = IBV_WC_REM_INV_REQ_ERR;
+	e->status = IBV_WC_LOC_LEN_ERR;
 	droce_tqp_complete_recv(env, q, e, false);
 	rte_pktmbuf_free(m);
 	return -EMSGSIZE;
@@ -334,21 +339,9 @@ int droce_ud_recv(const struct droce_transport_env *env, struct droce_tqp *q, st
 	}
 	for (i = 0; i < r.hdr.num_sge; i++)
 		total += r.sge[i].length;
-	if (total < 40u + pkt->payload_len) {
-		q->stats.resp_local_length_error++;
-		if (q->srq != NULL)
-			return srq_wqe_too_short(env, q, m, &e, avail);
-		/*
-		 * A datagram longer than the receive buffers of the QP's own receive queue is an
-		 * invalid request, silently dropped (IBTA 9.9.3 class D; UD has no NAK to report
-		 * it): the QP stays in RTS and the WQE stays posted for the next datagram, so
-		 * that no remote sender can end a UD QP. Linux rxe does the same (kernels 6.2 to
-		 * 6.9 moved the QP to Error: CVE-2024-40992).
-		 */
-		leave_recv(q);
-		rte_pktmbuf_free(m);
-		return -EMSGSIZE;
-	}
+	/* the GRH area first, then the payload: a WQE short of either cannot take it */
+	if (total < 40u + pkt->payload_len)
+		return wqe_too_short(env, q, m, &e, avail);
 	take_recv(env, q, avail);
 	grh_area(m, pkt, grh);
 	rc = droce_sge_scatter_buf(env, q->pd, r.sge, r.hdr.num_sge, grh, 40);

@@ -32,28 +32,33 @@ static void cqe_to_wc(const struct droce_cqe *e, struct ibv_wc *wc)
 int droce_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
 	struct droce_cq *cq = to_dcq(ibcq);
-	int avail, i;
+	int avail, used = 0, got = 0;
 
 	if (n <= 0)
 		return 0;
 	if (!cq->single_threaded)
 		pthread_spin_lock(&cq->lock);
 	avail = droce_ring_cons_avail(&cq->cons);
-	if (avail > n)
-		avail = n;
-	for (i = 0; i < avail; i++) {
+	while (used < avail && got < n) {
 		struct droce_cqe e;
 
 		/* copy first: the slot is in memory the engine writes */
-		memcpy(&e, droce_ring_cons_slot(&cq->cons, (uint32_t)i), sizeof(e));
-		cqe_to_wc(&e, &wc[i]);
+		memcpy(&e, droce_ring_cons_slot(&cq->cons, (uint32_t)used), sizeof(e));
+		/* an entry of a QP reset since is released without being returned */
+		if (cq->purge_count == 0 ||
+		    !droce_cq_purged(cq, cq->cons.tail + (uint32_t)used, &e))
+			cqe_to_wc(&e, &wc[got++]);
+		used++;
 	}
-	if (avail > 0)
-		droce_ring_cons_release(&cq->cons, (uint32_t)avail);
+	if (used > 0) {
+		droce_ring_cons_release(&cq->cons, (uint32_t)used);
+		if (cq->purge_count != 0)
+			droce_cq_purge_expire(cq);
+	}
 	if (!cq->single_threaded)
 		pthread_spin_unlock(&cq->lock);
 	/* a negative count: the ring was corrupted (libibverbs: < 0 on error) */
-	return avail;
+	return avail < 0 ? avail : got;
 }
 
 int droce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
@@ -187,6 +192,7 @@ int ibv_destroy_cq(struct ibv_cq *ibcq)
 		__atomic_fetch_sub(&ch->users, 1, __ATOMIC_RELEASE);
 	}
 	droce_shm_free(&cq->shm);
+	droce_cq_purge_free(cq);
 	pthread_spin_destroy(&cq->lock);
 	pthread_mutex_destroy(&cq->ibcq.mutex);
 	pthread_cond_destroy(&cq->ibcq.cond);

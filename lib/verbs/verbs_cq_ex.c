@@ -4,7 +4,8 @@
  * and the ibv_wc_read_* accessors) over the same CQE ring as ibv_poll_cq().
  * Between start and end the CQ's lock is held (unless single-threaded); a
  * next_poll that finds another entry releases the one read before, and
- * end_poll releases the last one read.
+ * end_poll releases the last one read. Entries of QPs reset since are
+ * skipped here too (verbs_cq_purge.c).
  */
 #include <errno.h>
 #include <string.h>
@@ -16,16 +17,26 @@ static struct droce_cq *to_dcq_ex(struct ibv_cq_ex *cq)
 	return DROCE_CONTAINER_OF(cq, struct droce_cq, ibcq);
 }
 
-/* Read the entry at the tail into cq->cur; ENOENT when the ring is empty. */
+/*
+ * Read the entry at the tail into cq->cur, releasing first those of QPs reset
+ * since (verbs_cq_purge.c); ENOENT when the ring has nothing else.
+ */
 static int load_current(struct droce_cq *cq)
 {
-	int avail = droce_ring_cons_avail(&cq->cons);
+	for (;;) {
+		int avail = droce_ring_cons_avail(&cq->cons);
 
-	if (avail < 0)
-		return EIO; /* the engine corrupted the ring */
-	if (avail == 0)
-		return ENOENT;
-	memcpy(&cq->cur, droce_ring_cons_slot(&cq->cons, 0), sizeof(cq->cur));
+		if (avail < 0)
+			return EIO; /* the engine corrupted the ring */
+		if (avail == 0)
+			return ENOENT;
+		memcpy(&cq->cur, droce_ring_cons_slot(&cq->cons, 0), sizeof(cq->cur));
+		if (cq->purge_count == 0 || !droce_cq_purged(cq, cq->cons.tail, &cq->cur))
+			break;
+		droce_ring_cons_release(&cq->cons, 1);
+		droce_cq_purge_expire(cq);
+	}
+	cq->cur_held = true;
 	cq->ibcq.status = (enum ibv_wc_status)cq->cur.status;
 	cq->ibcq.wr_id = cq->cur.wr_id;
 	return 0;
@@ -59,9 +70,11 @@ static int next_poll(struct ibv_cq_ex *ibcq)
 	 * the application calls end_poll() after ENOENT too, and that releases
 	 * it (releasing here as well would release an entry not yet read).
 	 */
-	if (avail < 2)
+	if (!cq->cur_held || avail < 2)
 		return ENOENT;
 	droce_ring_cons_release(&cq->cons, 1);
+	cq->cur_held = false;
+	/* all that followed may be skipped entries: then nothing is held for end_poll */
 	return load_current(cq);
 }
 
@@ -69,7 +82,12 @@ static void end_poll(struct ibv_cq_ex *ibcq)
 {
 	struct droce_cq *cq = to_dcq_ex(ibcq);
 
-	droce_ring_cons_release(&cq->cons, 1);
+	if (cq->cur_held) {
+		droce_ring_cons_release(&cq->cons, 1);
+		cq->cur_held = false;
+		if (cq->purge_count != 0)
+			droce_cq_purge_expire(cq);
+	}
 	if (!cq->single_threaded)
 		pthread_spin_unlock(&cq->lock);
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "droce_wire_hdr.h"
@@ -189,11 +190,22 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 		free(c);
 		return NULL;
 	}
+	/*
+	 * cmd_fd: libibverbs gives every context a descriptor of its own, which
+	 * programs dup() and hand to ibv_import_device(). droce's commands go
+	 * through no descriptor, so this one is an empty memfd: a file of this
+	 * context alone (its own inode), open as long as the context is.
+	 */
+	c->vctx.context.cmd_fd = memfd_create("droce-context", MFD_CLOEXEC);
+	if (c->vctx.context.cmd_fd < 0) {
+		close(c->async_efd);
+		free(c);
+		return NULL;
+	}
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->async_lock, NULL);
 	pthread_mutex_init(&c->vctx.context.mutex, NULL);
 	c->vctx.context.device = device;
-	c->vctx.context.cmd_fd = -1;
 	c->vctx.context.async_fd = c->async_efd;
 	c->vctx.context.num_comp_vectors = 1;
 	c->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
@@ -204,6 +216,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	rc = c->ops->open(c);
 	if (rc != 0) {
 		close(c->async_efd);
+		close(c->vctx.context.cmd_fd);
 		pthread_mutex_destroy(&c->lock);
 		pthread_mutex_destroy(&c->async_lock);
 		pthread_mutex_destroy(&c->vctx.context.mutex);
@@ -220,6 +233,7 @@ int ibv_close_device(struct ibv_context *context)
 
 	c->ops->close(c);
 	close(c->async_efd);
+	close(context->cmd_fd);
 	droce_async_fini(c);
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&context->mutex);

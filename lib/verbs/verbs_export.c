@@ -29,6 +29,8 @@ int droce_export_cq(struct ibv_cq *ibcq, struct droce_dproto_shm *s, int *fd)
 
 	shm_layout(&cq->shm, cq->ring, cq->ring_len, sizeof(struct droce_cqe), NULL, 0, 0, s);
 	*fd = cq->shm.fd;
+	/* the application polls it: a QP's reset is purged there, never here */
+	cq->exported = true;
 	return *fd >= 0 ? 0 : -EINVAL;
 }
 

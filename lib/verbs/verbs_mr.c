@@ -96,6 +96,7 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, ui
 		return NULL;
 	}
 	mr->ibmr.handle = mr->ibmr.lkey;
+	mr->access = acc;
 	droce_pd_get(to_dpd(pd));
 	return &mr->ibmr;
 }
@@ -171,6 +172,8 @@ int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr, 
 		ibmr->addr = addr;
 		ibmr->length = length;
 	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		mr->access = acc;
 	ibmr->handle = ibmr->lkey;
 	return 0;
 }

@@ -188,6 +188,13 @@ struct droce_cq_ctl {
 
 struct droce_comp_channel;
 
+/** Entries of a reset QP a CQ skips: those before ring index @c end (verbs_cq_purge.c). */
+struct droce_cq_purge {
+	uint32_t qp_num;
+	uint32_t end;
+	bool keep_srq_recv; /* receive completions from the QP's SRQ stay */
+};
+
 struct droce_cq {
 	struct ibv_cq_ex ibcq; /* begins with the fields of struct ibv_cq */
 	struct droce_shm shm;  /* control words, then the CQE ring */
@@ -197,9 +204,13 @@ struct droce_cq {
 	struct droce_ring_cons cons;
 	uint32_t arm_seq; /* private copy of ctl->arm_seq */
 	bool single_threaded;
-	pthread_spinlock_t lock;  /* ibv_poll_cq may be called from several threads */
-	uint64_t wc_flags;        /* extended CQ: the fields the user asked for */
-	struct droce_cqe cur;     /* extended CQ: the entry being read */
+	pthread_spinlock_t lock;      /* ibv_poll_cq may be called from several threads */
+	uint64_t wc_flags;            /* extended CQ: the fields the user asked for */
+	struct droce_cqe cur;         /* extended CQ: the entry being read */
+	bool cur_held;                /* extended CQ: cur is still to be released */
+	bool exported;                /* droced: an application's process polls this CQ */
+	struct droce_cq_purge *purge; /* under lock: entries of reset QPs to skip */
+	uint32_t purge_count, purge_cap;
 	uint32_t users;           /* QPs and SRQs completing to it (atomic) */
 	uint32_t events_reported; /* channel events handed out by ibv_get_cq_event() */
 	int32_t engine_id;        /* the embedded engine's id of the CQ, -1 when none */
@@ -221,6 +232,16 @@ static inline struct ibv_cq *droce_cq_ibcq(struct droce_cq *cq)
 int droce_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc);
 int droce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 struct ibv_cq_ex *droce_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr);
+/* verbs_cq_purge.c: the completions of a QP moved to RESET */
+/** Room for one more purge record: 0 or -ENOMEM. */
+int droce_cq_purge_reserve(struct droce_cq *cq);
+/** Skip what @p qp_num completed on @p cq so far (after the engine took its reset). */
+void droce_cq_purge_qp(struct droce_cq *cq, uint32_t qp_num, bool keep_srq_recv);
+/** Whether the entry @p e at ring index @p index is skipped. Under the CQ's lock. */
+bool droce_cq_purged(const struct droce_cq *cq, uint32_t index, const struct droce_cqe *e);
+/** Forget the records the consumer index has passed. Under the CQ's lock. */
+void droce_cq_purge_expire(struct droce_cq *cq);
+void droce_cq_purge_free(struct droce_cq *cq);
 /* verbs_cq_ex.c: the extended poll API of a CQ */
 void droce_cq_ex_init(struct droce_cq *cq);
 
@@ -410,6 +431,7 @@ struct droce_mr_table;
 struct droce_mr {
 	struct ibv_mr ibmr;
 	uint32_t remote_handle; /**< droced's handle of the MR, 0 when embedded */
+	unsigned int access;    /**< its rights (IBV_ACCESS_*), for a rereg that keeps them */
 };
 
 struct droce_mw {

@@ -35,10 +35,14 @@ static uint64_t ops_for_type(enum ibv_qp_type type)
 
 static int check_init_attr(struct ibv_context *context, const struct ibv_qp_init_attr_ex *a)
 {
-	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+			       IBV_QP_INIT_ATTR_CREATE_FLAGS;
 
 	if (a->comp_mask & ~known)
-		return -EOPNOTSUPP; /* XRC, TSO, RSS, create flags: not provided */
+		return -EOPNOTSUPP; /* XRC, TSO, RSS: not provided */
+	/* the mask alone asks for nothing; every creation flag is a feature droce lacks */
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags != 0)
+		return -EOPNOTSUPP;
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || a->pd == NULL || a->pd->context != context)
 		return -EINVAL;
 	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC && a->qp_type != IBV_QPT_UD)
@@ -229,10 +233,20 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 	pthread_mutex_lock(&c->lock);
 	cur = droce_qp_state(qp);
 	rc = droce_qp_attr_check(ibqp->qp_type, cur, attr, attr_mask, &lim, &next);
+	/* the purge records are made room for first: nothing half-done on ENOMEM */
+	if (rc == 0 && next == IBV_QPS_RESET)
+		rc = droce_cq_purge_reserve(to_dcq(ibqp->send_cq));
+	if (rc == 0 && next == IBV_QPS_RESET)
+		rc = droce_cq_purge_reserve(to_dcq(ibqp->recv_cq));
 	if (rc == 0)
 		rc = c->ops->modify_qp(qp, attr, attr_mask, next);
 	if (rc == 0) {
 		if (next == IBV_QPS_RESET) {
+			/* the engine has taken the reset: what the QP completed is left behind */
+			droce_cq_purge_qp(to_dcq(ibqp->send_cq), ibqp->qp_num, qp->srq != NULL);
+			if (ibqp->recv_cq != ibqp->send_cq)
+				droce_cq_purge_qp(to_dcq(ibqp->recv_cq), ibqp->qp_num,
+						  qp->srq != NULL);
 			memset(&qp->attr, 0, sizeof(qp->attr));
 			qp->attr.cap = qp->cap;
 		} else {

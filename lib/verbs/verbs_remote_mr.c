@@ -261,16 +261,50 @@ int droce_remote_reg_mr(struct droce_mr *mr, struct ibv_pd *pd, void *addr, size
 	return 0;
 }
 
+/*
+ * Through droced. New rights or PD keep the range and the keys: droced changes the MR in
+ * place (REREG_MR). A new range gives new keys anyway (ibv_rereg_mr(3)), and its memory must
+ * reach droced as a registration's does: the new range is registered (with the PD and rights
+ * it is to have), then the old MR deregistered; if either fails the old MR stays as it was.
+ */
 int droce_remote_rereg_mr(struct droce_mr *mr, unsigned int flags, struct ibv_pd *pd, void *addr,
 			  size_t length, unsigned int access)
 {
-	(void)mr;
-	(void)flags;
-	(void)pd;
-	(void)addr;
-	(void)length;
-	(void)access;
-	return -EOPNOTSUPP; /* through droced: deregister and register again */
+	struct droce_context *c = to_dctx(mr->ibmr.context);
+	struct droce_dproto_rereg_mr_req req = {
+		.flags = flags & (IBV_REREG_MR_CHANGE_PD | IBV_REREG_MR_CHANGE_ACCESS),
+		.pd = to_dpd(pd)->remote_handle,
+		.access = access,
+	};
+	struct droce_dproto_reg_mr_rep rep;
+	struct droce_mr fresh;
+	int rc;
+
+	if (!(flags & IBV_REREG_MR_CHANGE_TRANSLATION)) {
+		rc = droce_remote_call(c, DPROTO_REREG_MR, mr->remote_handle, &req, sizeof(req), -1,
+				       &rep, sizeof(rep), NULL, NULL);
+		if (rc != 0)
+			return rc;
+		mr->ibmr.lkey = rep.lkey;
+		mr->ibmr.rkey = rep.rkey;
+		return 0;
+	}
+	memset(&fresh, 0, sizeof(fresh));
+	fresh.ibmr.context = mr->ibmr.context;
+	rc = droce_remote_reg_mr(&fresh, pd, addr, length, (uintptr_t)addr,
+				 (flags & IBV_REREG_MR_CHANGE_ACCESS) ? access : mr->access);
+	if (rc != 0)
+		return rc;
+	rc = droce_remote_destroy(mr->ibmr.context, DPROTO_DEREG_MR, mr->remote_handle, NULL);
+	if (rc != 0) {
+		/* the old MR stays (windows bound to it: EBUSY); the new one goes */
+		droce_remote_destroy(mr->ibmr.context, DPROTO_DEREG_MR, fresh.remote_handle, NULL);
+		return rc;
+	}
+	mr->remote_handle = fresh.remote_handle;
+	mr->ibmr.lkey = fresh.ibmr.lkey;
+	mr->ibmr.rkey = fresh.ibmr.rkey;
+	return 0;
 }
 
 int droce_remote_dereg_mr(struct droce_mr *mr)

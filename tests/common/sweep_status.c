@@ -384,8 +384,9 @@ static const struct status_case cases[] = {
 	{"retry_exc_link_drops_all", SW_RC, "drop:1+match:roce", t_fast_retry, 0, 0, NULL,
 	 p_write_3000, false, false, IBV_WC_RETRY_EXC_ERR, IBV_QPS_ERR, -1, IBV_QPS_RTS, NO_EVENT},
 	/* UC and UD: the receiver's error is the receiver's */
-	/* (UC and UD: a message longer than the receive is no receiver error but a dropped
-	 * message, its receive kept for the next: test_transport_uc.c, test_transport_ud.c) */
+	/* (a message longer than the receive: UC drops it and keeps the receive for the next,
+	 * test_transport_uc.c; UD completes the receive with IBV_WC_LOC_LEN_ERR and stays in RTS,
+	 * test_transport_ud.c) */
 	{"uc_loc_prot_receive_bad_lkey", SW_UC, NULL, NULL, 64, BAD_KEY, NULL, p_send_64, false,
 	 false, IBV_WC_SUCCESS, IBV_QPS_RTS, IBV_WC_LOC_PROT_ERR, IBV_QPS_ERR, IBV_EVENT_QP_FATAL},
 	{"ud_loc_prot_receive_bad_lkey", SW_UD, NULL, NULL, 40 + 64, BAD_KEY, NULL, p_send_64,

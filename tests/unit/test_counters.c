@@ -618,13 +618,15 @@ Test(counters, ud_qkey_no_buffer_and_length)
 	post_recv(&e1, 100, 40 + 99, e1.mr->lkey);
 	post_ud(&e0, e0.ah, e1.qp->qp_num, 3, 100, QKEY);
 	cr_expect_eq(pair_wait_wc(e0.cq, 3).status, IBV_WC_SUCCESS);
+	/* GRH + 100 > 139 bytes: the receive completes with a local length error */
+	cr_expect_eq(pair_wait_wc(e1.cq, 100).status, IBV_WC_LOC_LEN_ERR, "GRH + 100 bytes");
 	quiet();
-	/* GRH + 100 > 139 bytes: dropped, the receive kept for the next datagram */
 	cr_expect_eq(pair_qp_counter(&e1, "resp_local_length_error"), 1);
-	cr_expect_eq(pair_qp_counter(&e1, "resp_cqe_error"), 0);
+	cr_expect_eq(pair_qp_counter(&e1, "resp_cqe_error"), 1);
+	post_recv(&e1, 101, 40 + 99, e1.mr->lkey);
 	post_ud(&e0, e0.ah, e1.qp->qp_num, 4, 99, QKEY);
 	cr_expect_eq(pair_wait_wc(e0.cq, 4).status, IBV_WC_SUCCESS);
-	cr_expect_eq(pair_wait_wc(e1.cq, 100).status, IBV_WC_SUCCESS, "GRH + 99 bytes fit");
+	cr_expect_eq(pair_wait_wc(e1.cq, 101).status, IBV_WC_SUCCESS, "GRH + 99 bytes fit");
 	quiet();
 	cr_expect_eq(pair_qp_counter(&e1, "rdma_recvs"), 1);
 	cr_expect_eq(pair_qp_counter(&e0, "rdma_sends"), 4);

@@ -4,7 +4,8 @@
  * an application's own sealed memfd, hugepages when there are some) registers
  * and carries RDMA; what it cannot (malloc memory, an unsealed memfd, shared
  * anonymous memory) fails with EINVAL; with DROCE_SHARE_PRIVATE=1 malloc memory
- * is moved onto shared memory in place, its bytes and address kept.
+ * is moved onto shared memory in place, its bytes and address kept; ibv_rereg_mr
+ * keeps the keys for new rights and gives new ones with a new range.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -203,4 +204,56 @@ Test(daemon_memory, hugepage_memory_registers_in_whole_pages)
 	if (rc == 77)
 		cr_skip_test("no free hugepages for a memfd");
 	cr_expect_eq(rc, 0, "%s", why);
+}
+
+/*
+ * ibv_rereg_mr through droced: new rights keep the keys and govern the rkey the peer holds
+ * (a read-only MR made writable: droced's mapping becomes writable), a new range gives new
+ * keys and RDMA reaches the new range.
+ */
+static int rereg_app(void *arg)
+{
+	struct test_app_end e[2];
+	struct ibv_mr *mr;
+	uint32_t lkey, rkey;
+	uint8_t *p;
+
+	(void)arg;
+	if (two_ends(e) != 0)
+		FAIL("set-up");
+	p = droce_alloc_shared(LEN, 0);
+	if (p == NULL)
+		FAIL("droce_alloc_shared");
+	mr = ibv_reg_mr(e[1].pd, p, 8192, 0);
+	if (mr == NULL)
+		FAIL("reg: %s", strerror(errno));
+	lkey = mr->lkey;
+	rkey = mr->rkey;
+	memset(e[0].buf, 0x5a, 4096);
+	if (ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, acc) != 0)
+		FAIL("rereg access: %s", strerror(errno));
+	if (mr->lkey != lkey || mr->rkey != rkey)
+		FAIL("new rights changed the keys");
+	if (write_into(e, mr, p, 4096) != 0 || p[0] != 0x5a || p[4095] != 0x5a)
+		FAIL("WRITE under the kept rkey with the new rights");
+	if (ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, p + 65536, 8192, 0) != 0)
+		FAIL("rereg translation: %s", strerror(errno));
+	if (mr->rkey == rkey || mr->lkey == lkey)
+		FAIL("a new range kept the keys");
+	if (mr->addr != p + 65536 || mr->length != 8192)
+		FAIL("the MR does not say its new range");
+	memset(e[0].buf, 0x6b, 4096);
+	if (write_into(e, mr, p + 65536, 4096) != 0 || p[65536] != 0x6b || p[0] != 0x5a)
+		FAIL("WRITE into the new range");
+	if (ibv_dereg_mr(mr) != 0)
+		FAIL("dereg");
+	droce_free_shared(p, LEN);
+	test_app_end_close(&e[0]);
+	test_app_end_close(&e[1]);
+	return 0;
+}
+
+Test(daemon_memory, rereg_keeps_keys_for_new_rights_and_moves_to_a_new_range)
+{
+	cr_expect_eq(test_app_wait(test_app_start(&daemon_, rereg_app, NULL), 60), 0, "%s", why);
 }

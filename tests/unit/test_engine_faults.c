@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "droce_engine.h"
 #include "droce_wire_pkt.h"
@@ -365,8 +366,23 @@ static void expect_faults(bool dup, bool reorder)
 	}
 }
 
-#define RC_TIMEOUT 8 /* 4.096 us << 8: about 1 ms */
-#define RC_RETRY   7
+#define RC_RETRY 7
+
+/*
+ * The local ACK timeout. About 1 ms (4.096 us << 8) keeps the losses cheap while every busy
+ * thread has a CPU of its own: the engine's lcores and the test's. With more busy threads
+ * than CPUs (DROCE_LCORES=2 on two CPUs) a ready lcore waits whole scheduler slices for a
+ * CPU, and eight 1 ms tries run out while the peer's lcore has not run at all: a
+ * RETRY_EXC_ERR that says nothing about the transport. There, 4.096 us << 14 (about 67 ms).
+ */
+static uint8_t rc_timeout(void)
+{
+	const char *s = getenv("DROCE_LCORES");
+	long lcores = s != NULL && atol(s) > 0 ? atol(s) : 1;
+
+	return lcores + 1 > sysconf(_SC_NPROCESSORS_ONLN) ? 14 : 8;
+}
+#define RC_TIMEOUT rc_timeout()
 
 static void rc_lossy(const char *f0, const char *f1, uint32_t n)
 {
@@ -399,8 +415,14 @@ Test(engine_faults, rc_10pct_loss_dup_reorder_exactly_once)
 
 Test(engine_faults, rc_delay_and_reorder_far_exactly_once)
 {
-	setup(IBV_QPT_RC, "delay:0.05+delay_us:300+reorder:0.05+after:20+seed:3",
-	      "delay:0.05+delay_us:300+reorder:0.05+after:20+seed:4", RC_TIMEOUT, RC_RETRY);
+	uint8_t timeout = RC_TIMEOUT;
+	/* half as long again as the ACK timeout: the requester resends what is only late */
+	unsigned int delay_us = (unsigned int)((4096ull << timeout) * 3 / 2 / 1000);
+	char f0[128], f1[128];
+
+	snprintf(f0, sizeof(f0), "delay:0.05+delay_us:%u+reorder:0.05+after:20+seed:3", delay_us);
+	snprintf(f1, sizeof(f1), "delay:0.05+delay_us:%u+reorder:0.05+after:20+seed:4", delay_us);
+	setup(IBV_QPT_RC, f0, f1, timeout, RC_RETRY);
 	rc_run(200, RECV_AHEAD);
 	rc_quiet();
 	destroy_and_check_pools();

@@ -6,7 +6,7 @@
  * length, immediate, bytes and QP number; the limit event fires once, when the
  * WQEs left drop below the limit, and disarms the SRQ; an empty SRQ makes RC
  * wait (RNR) until a WQE is posted; a UD datagram too long for the WQE at the
- * head completes that WQE with IBV_WC_REM_INV_REQ_ERR (class E); a QP of the SRQ in Error leaves
+ * head completes that WQE with IBV_WC_LOC_LEN_ERR; a QP of the SRQ in Error leaves
  * the SRQ's WQEs to the others and raises Last WQE Reached; the pools end where they started.
  */
 #include <criterion/criterion.h>
@@ -278,15 +278,15 @@ Test(sweep_srq, qp_in_error_leaves_the_wqes_to_the_others)
 	message(1, 1);
 	message(2, 2);
 	message(3, 3);
-	/* the UD QP meets a WQE too short for its datagram (IBTA class E on an SRQ): that WQE
-	 * completes with IBV_WC_REM_INV_REQ_ERR, the QP stays in RTS with no event; the next
-	 * WQE takes a datagram that fits */
+	/* the UD QP meets a WQE too short for its datagram: that WQE completes with
+	 * IBV_WC_LOC_LEN_ERR, the QP stays in RTS with no event; the next WQE takes a
+	 * datagram that fits */
 	srq_post(40 + 4, r.e1.mr->lkey);
 	srq_post(40 + 4, r.e1.mr->lkey);
 	ud_send(4, 100);
 	cr_assert_eq(sw_poll_one(rcq, &wc, SW_LIVENESS), 0);
 	cr_expect_eq(wc.wr_id, FIRST_ID + 4);
-	cr_expect_eq(wc.status, IBV_WC_REM_INV_REQ_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.status, IBV_WC_LOC_LEN_ERR, "%s", ibv_wc_status_str(wc.status));
 	cr_expect_eq(wc.qp_num, x1[4].qp[SW_UD]->qp_num);
 	expect_no_event("a datagram too long for its WQE");
 	ud_send(5, 4);

@@ -184,7 +184,7 @@ static int post_send_a(uint64_t wr_id, uint32_t len, uint32_t qkey, enum ibv_wr_
 				   {
 					   .wr_id = wr_id,
 					   .sg_list = &sge,
-					   .num_sge = 1,
+					   .num_sge = len != 0, /* a 0-byte datagram has no SGE */
 					   .opcode = op,
 					   .send_flags = IBV_SEND_SIGNALED,
 					   .imm_data = htobe32(0xfeedbeef),
@@ -308,10 +308,10 @@ Test(transport_ud, no_receive_wqe_drops)
 }
 
 /*
- * A datagram longer than the receive buffers (GRH area included) is dropped, not a receive
- * error: the QP stays in RTS and its WQE stays posted, so that no sender can end a UD QP.
+ * A datagram longer than the receive buffers (GRH area included) consumes the WQE, which
+ * completes with IBV_WC_LOC_LEN_ERR; the QP stays in RTS, so that no sender can end a UD QP.
  */
-Test(transport_ud, short_receive_buffer_drops_the_datagram)
+Test(transport_ud, short_receive_buffer_completes_loc_len_err)
 {
 	struct ibv_wc wc;
 
@@ -319,41 +319,63 @@ Test(transport_ud, short_receive_buffer_drops_the_datagram)
 	cr_assert_eq(post_send_a(7, 100, QKEY, IBV_WR_SEND), 0);
 	droce_tqp_send(&env, &a.tqp, 0, 16);
 	cr_expect_eq(wait_wc(a.cq, 7).status, IBV_WC_SUCCESS, "UD sends complete once sent");
-	cr_expect_eq(ibv_poll_cq(b.cq, 1, &wc), 0, "no receive completion");
-	cr_expect_eq(droce_verbs_qp_state(b.qp), IBV_QPS_RTS);
+	wc = wait_wc(b.cq, 12);
+	cr_expect_eq(wc.status, IBV_WC_LOC_LEN_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.qp_num, b.qp->qp_num, "the QP the datagram came to");
+	cr_expect_eq(droce_verbs_qp_state(b.qp), IBV_QPS_RTS, "the QP stays in RTS");
 	cr_expect_eq(b.tqp.stats.resp_local_length_error, 1);
-	cr_expect_eq(b.tqp.stats.resp_cqe_error, 0);
-	cr_expect_eq(droce_ring_cons_avail(&b.tqp.rq), 1, "the receive WQE is still posted");
+	cr_expect_eq(b.tqp.stats.resp_cqe_error, 1);
+	cr_expect_eq(droce_ring_cons_avail(&b.tqp.rq), 0, "the receive WQE was consumed");
 }
 
-Test(transport_ud, short_receive_buffer_takes_the_next_datagram_that_fits)
+/* A receive buffer without room for the 40-byte GRH area cannot take even a 0-byte datagram. */
+Test(transport_ud, receive_buffer_without_grh_room_completes_loc_len_err)
+{
+	struct ibv_wc wc;
+
+	post_recv_b(20, 39);
+	post_recv_b(21, 40);
+	cr_assert_eq(post_send_a(30, 0, QKEY, IBV_WR_SEND), 0);
+	cr_assert_eq(post_send_a(31, 0, QKEY, IBV_WR_SEND), 0);
+	cr_expect_eq(droce_tqp_send(&env, &a.tqp, 0, 16), 2);
+	wc = wait_wc(b.cq, 20);
+	cr_expect_eq(wc.status, IBV_WC_LOC_LEN_ERR, "39 bytes: %s", ibv_wc_status_str(wc.status));
+	wc = wait_wc(b.cq, 21);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "40 bytes: %s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.byte_len, 40, "the GRH area alone");
+	cr_expect_eq(droce_verbs_qp_state(b.qp), IBV_QPS_RTS, "the QP stays in RTS");
+	cr_expect_eq(b.tqp.stats.resp_local_length_error, 1);
+}
+
+Test(transport_ud, short_receive_buffer_then_the_next_datagram_that_fits)
 {
 	struct ibv_wc wc;
 
 	post_recv_b(13, 40 + 99);
+	post_recv_b(14, 40 + 99);
 	cr_assert_eq(post_send_a(8, 100, QKEY, IBV_WR_SEND), 0);
-	cr_assert_eq(post_send_a(9, 100, QKEY, IBV_WR_SEND), 0);
 	cr_assert_eq(post_send_a(10, 99, QKEY, IBV_WR_SEND), 0);
-	cr_expect_eq(droce_tqp_send(&env, &a.tqp, 0, 16), 3);
+	cr_expect_eq(droce_tqp_send(&env, &a.tqp, 0, 16), 2);
 	wc = wait_wc(b.cq, 13);
+	cr_expect_eq(wc.status, IBV_WC_LOC_LEN_ERR, "%s", ibv_wc_status_str(wc.status));
+	wc = wait_wc(b.cq, 14);
 	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
 	cr_expect_eq(wc.byte_len, 40 + 99, "the datagram that fits");
-	cr_expect_eq(b.tqp.stats.resp_local_length_error, 2, "the two before it dropped");
+	cr_expect_eq(b.tqp.stats.resp_local_length_error, 1);
 	cr_expect_eq(droce_verbs_qp_state(b.qp), IBV_QPS_RTS);
 }
 
 /*
- * On an SRQ a datagram longer than the WQE is IBTA's class E: the WQE is consumed and
- * completes with IBV_WC_REM_INV_REQ_ERR (ibv_post_srq_recv(3), Linux rxe), the QP stays in
- * RTS, and the next WQE of the SRQ takes the next datagram.
+ * An SRQ's WQE of @p wqe_len bytes, too short for a datagram of @p datagram (GRH area
+ * included), completes the same way; the next WQE (40 + @p fits bytes) takes the next one.
  */
-Test(transport_ud, short_srq_receive_buffer_completes_in_error)
+static void srq_short(uint32_t wqe_len, uint32_t datagram, uint32_t fits)
 {
 	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 16, .max_sge = 1}};
 	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
 	struct droce_srq_view v;
 	struct droce_ring_cons ring;
-	struct ibv_sge sge = {.addr = (uintptr_t)b.buf, .length = 40 + 99, .lkey = b.mr->lkey};
+	struct ibv_sge sge = {.addr = (uintptr_t)b.buf, .length = wqe_len, .lkey = b.mr->lkey};
 	struct ibv_recv_wr wr = {.wr_id = 14, .sg_list = &sge, .num_sge = 1}, *bad;
 	struct ibv_wc wc;
 
@@ -363,22 +385,34 @@ Test(transport_ud, short_srq_receive_buffer_completes_in_error)
 	b.tqp.srq = &ring;
 	cr_assert_eq(ibv_post_srq_recv(srq, &wr, &bad), 0);
 	wr.wr_id = 15;
+	sge.length = 40 + fits;
 	cr_assert_eq(ibv_post_srq_recv(srq, &wr, &bad), 0);
-	cr_assert_eq(post_send_a(11, 100, QKEY, IBV_WR_SEND), 0);
+	cr_assert_eq(post_send_a(11, datagram, QKEY, IBV_WR_SEND), 0);
 	droce_tqp_send(&env, &a.tqp, 0, 16);
 	wc = wait_wc(b.cq, 14);
-	cr_expect_eq(wc.status, IBV_WC_REM_INV_REQ_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.status, IBV_WC_LOC_LEN_ERR, "%s", ibv_wc_status_str(wc.status));
 	cr_expect_eq(wc.qp_num, b.qp->qp_num, "the QP the datagram came to");
 	cr_expect_eq(droce_ring_cons_avail(&ring), 1, "the short WQE consumed, the other posted");
 	cr_expect_eq(b.tqp.stats.resp_local_length_error, 1);
 	cr_expect_eq(droce_verbs_qp_state(b.qp), IBV_QPS_RTS, "the QP stays in RTS");
-	cr_assert_eq(post_send_a(12, 99, QKEY, IBV_WR_SEND), 0);
+	cr_assert_eq(post_send_a(12, fits, QKEY, IBV_WR_SEND), 0);
 	droce_tqp_send(&env, &a.tqp, 0, 16);
 	wc = wait_wc(b.cq, 15);
 	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
-	cr_expect_eq(wc.byte_len, 40 + 99, "the datagram that fits");
+	cr_expect_eq(wc.byte_len, 40 + fits, "the datagram that fits");
 	cr_expect_eq(droce_ring_cons_avail(&ring), 0);
 	b.tqp.srq = NULL;
+}
+
+Test(transport_ud, short_srq_receive_buffer_completes_loc_len_err)
+{
+	srq_short(40 + 99, 100, 99);
+}
+
+Test(transport_ud, srq_receive_buffer_without_grh_room_completes_loc_len_err)
+{
+	/* 39 bytes: no room for the GRH area, not even with an empty datagram */
+	srq_short(39, 0, 0);
 }
 
 Test(transport_ud, bad_lkey_is_a_protection_error_and_sqe)

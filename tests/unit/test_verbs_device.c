@@ -13,9 +13,12 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "verbs_harness.h"
 #include "verbs_priv.h"
@@ -80,6 +83,39 @@ Test(verbs_device, open_device)
 	cr_expect_neq(c, ctx, "each open gives its own context");
 	cr_expect_neq(c->async_fd, ctx->async_fd, "each context has its own async_fd");
 	cr_expect_eq(ibv_close_device(c), 0, "ibv_close_device");
+	ibv_free_device_list(list);
+}
+
+/*
+ * cmd_fd is a real descriptor of the context's own (programs dup it, as the
+ * shared-PD tests do before ibv_import_device), closed with the context.
+ */
+Test(verbs_device, cmd_fd_is_a_descriptor_of_the_context)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *c;
+	struct stat mine, other;
+	int fd, dup_fd;
+
+	cr_assert_not_null(list, "ibv_get_device_list");
+	c = ibv_open_device(list[0]);
+	cr_assert_not_null(c, "ibv_open_device");
+	cr_assert_geq(c->cmd_fd, 0, "cmd_fd is a descriptor, got %d", c->cmd_fd);
+	cr_expect_geq(fcntl(c->cmd_fd, F_GETFD), 0, "cmd_fd is open: %s", strerror(errno));
+	cr_expect(fcntl(c->cmd_fd, F_GETFD) & FD_CLOEXEC, "cmd_fd is close-on-exec");
+	dup_fd = dup(c->cmd_fd);
+	cr_expect_geq(dup_fd, 0, "dup(cmd_fd): %s", strerror(errno));
+	cr_assert_eq(fstat(c->cmd_fd, &mine), 0, "fstat(cmd_fd)");
+	cr_assert_eq(fstat(ctx->cmd_fd, &other), 0, "fstat(the other context's cmd_fd)");
+	cr_expect(mine.st_dev != other.st_dev || mine.st_ino != other.st_ino,
+		  "each context's cmd_fd names its own file");
+	fd = c->cmd_fd;
+	cr_expect_eq(ibv_close_device(c), 0, "ibv_close_device");
+	errno = 0;
+	cr_expect_lt(fcntl(fd, F_GETFD), 0, "ibv_close_device closed cmd_fd");
+	cr_expect_eq(errno, EBADF, "closed: EBADF, got %d", errno);
+	if (dup_fd >= 0)
+		close(dup_fd);
 	ibv_free_device_list(list);
 }
 

@@ -346,6 +346,34 @@ Test(verbs_qp, create_qp_ex_pd_only)
 	cr_expect_null(ibv_qp_to_qp_ex(qp), "no send_ops_flags: no extended send API");
 }
 
+/* A creation-flags mask with no flag set asks for nothing droce lacks: accepted. */
+Test(verbs_qp, create_qp_ex_no_creation_flag)
+{
+	static const enum ibv_qp_type types[] = {IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD};
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		struct ibv_qp_init_attr_ex ia = {
+			.send_cq = cq,
+			.recv_cq = cq,
+			.cap = {.max_send_wr = 4,
+				.max_recv_wr = 4,
+				.max_send_sge = 1,
+				.max_recv_sge = 1},
+			.qp_type = types[i],
+			.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS,
+			.pd = pd,
+			.create_flags = 0,
+		};
+		struct ibv_qp *qp = ibv_create_qp_ex(ctx, &ia);
+
+		cr_expect_not_null(qp, "%s: creation-flags mask with no flag: %s",
+				   type_name(types[i]), strerror(errno));
+		if (qp != NULL)
+			cr_expect_eq(ibv_destroy_qp(qp), 0, "%s: ibv_destroy_qp",
+				     type_name(types[i]));
+	}
+}
+
 Test(verbs_qp, create_qp_ex_refusals)
 {
 	struct ibv_qp_init_attr_ex base = {
@@ -372,6 +400,12 @@ Test(verbs_qp, create_qp_ex_refusals)
 	errno = 0;
 	cr_expect_null(ibv_create_qp_ex(ctx, &ia), "XRC domain refused");
 	cr_expect_eq(errno, EOPNOTSUPP, "errno EOPNOTSUPP, got %d", errno);
+	ia = base;
+	ia.comp_mask |= IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	ia.create_flags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
+	errno = 0;
+	cr_expect_null(ibv_create_qp_ex(ctx, &ia), "a creation flag refused");
+	cr_expect_eq(errno, EOPNOTSUPP, "a creation flag: errno EOPNOTSUPP, got %d", errno);
 }
 
 Test(verbs_qp, qpn_unique)
@@ -809,6 +843,102 @@ Test(verbs_qp, reset_empties_rings)
 	cr_assert(harness_take_send(qp, &s), "the engine takes the new send");
 	cr_expect_eq(s.hdr.wr_id, 31, "only the new send");
 	cr_expect_not(harness_take_send(qp, &s), "and nothing else");
+}
+
+static void complete_on(struct ibv_cq *c, struct ibv_qp *qp, uint64_t wr_id, enum ibv_wc_opcode op,
+			enum ibv_wc_status status)
+{
+	struct droce_cqe e = {.wr_id = wr_id, .qp_num = qp->qp_num, .opcode = op, .status = status};
+
+	cr_assert(harness_complete(c, &e), "the engine completes %lu", (unsigned long)wr_id);
+}
+
+/*
+ * A QP moved to RESET takes its completions out of its CQs (as providers do):
+ * what it completed before is never polled, another QP's entries and what it
+ * completes after stay. @p ex polls with the extended API.
+ */
+static void reset_purges(bool ex)
+{
+	struct ibv_cq_init_attr_ex ca = {.cqe = 64, .wc_flags = IBV_WC_EX_WITH_QP_NUM};
+	struct ibv_cq_ex *cqx = ibv_create_cq_ex(ctx, &ca);
+	struct ibv_poll_cq_attr pa = {0};
+	struct ibv_cq *c;
+	struct ibv_qp *a, *b;
+	struct ibv_wc later;
+	uint64_t got[8];
+	int n = 0;
+
+	cr_assert_not_null(cqx, "ibv_create_cq_ex: %s", strerror(errno));
+	c = ibv_cq_ex_to_cq(cqx);
+	cq = c; /* make_qp completes on the file's cq */
+	a = make_qp(IBV_QPT_RC, NULL);
+	b = make_qp(IBV_QPT_RC, NULL);
+	bring_to_rts(a);
+	bring_to_rts(b);
+	complete_on(c, a, 1, IBV_WC_RECV, IBV_WC_WR_FLUSH_ERR);
+	complete_on(c, b, 2, IBV_WC_SEND, IBV_WC_SUCCESS);
+	complete_on(c, a, 3, IBV_WC_SEND, IBV_WC_WR_FLUSH_ERR);
+	cr_assert_eq(to_state(a, IBV_QPS_RESET), 0, "RTS->RESET");
+	bring_to_rts(a);
+	complete_on(c, a, 4, IBV_WC_SEND, IBV_WC_SUCCESS);
+	if (ex) {
+		int rc = ibv_start_poll(cqx, &pa);
+
+		while (rc == 0 && n < 8) {
+			got[n++] = cqx->wr_id;
+			rc = ibv_next_poll(cqx);
+		}
+		cr_expect_eq(rc, ENOENT, "the extended poll ends with ENOENT, got %d", rc);
+		if (n > 0)
+			ibv_end_poll(cqx);
+	} else {
+		struct ibv_wc wc[8];
+
+		n = ibv_poll_cq(c, 8, wc);
+		for (int i = 0; i < n; i++)
+			got[i] = wc[i].wr_id;
+	}
+	cr_assert_eq(n, 2, "two completions left (the other QP's, the new one's), got %d", n);
+	cr_expect_eq(got[0], 2, "the other QP's completion stays, got %lu", (unsigned long)got[0]);
+	cr_expect_eq(got[1], 4, "the completion after the reset stays, got %lu",
+		     (unsigned long)got[1]);
+	cr_expect_eq(ibv_poll_cq(c, 1, (struct ibv_wc[1]){}), 0, "and nothing else");
+	/* the skipped entries were released: the ring takes entries again after them */
+	complete_on(c, a, 5, IBV_WC_SEND, IBV_WC_SUCCESS);
+	cr_expect_eq(ibv_poll_cq(c, 1, &later), 1, "a later completion is polled");
+	cr_expect_eq(later.wr_id, 5, "the later completion, got %lu", (unsigned long)later.wr_id);
+}
+
+Test(verbs_qp, reset_purges_completions)
+{
+	reset_purges(false);
+}
+
+Test(verbs_qp, reset_purges_completions_ex)
+{
+	reset_purges(true);
+}
+
+/* A receive completed from an SRQ stays: its WQE was the SRQ's, not the QP's. */
+Test(verbs_qp, reset_keeps_srq_receives)
+{
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 8, .max_sge = 1}};
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	struct ibv_qp *qp;
+	struct ibv_wc wc[4];
+	int n;
+
+	cr_assert_not_null(srq, "ibv_create_srq: %s", strerror(errno));
+	qp = make_qp(IBV_QPT_RC, srq);
+	bring_to_rts(qp);
+	complete_on(cq, qp, 1, IBV_WC_RECV, IBV_WC_SUCCESS);
+	complete_on(cq, qp, 2, IBV_WC_SEND, IBV_WC_WR_FLUSH_ERR);
+	cr_assert_eq(to_state(qp, IBV_QPS_RESET), 0, "RTS->RESET");
+	n = ibv_poll_cq(cq, 4, wc);
+	cr_assert_eq(n, 1, "one completion left, got %d", n);
+	cr_expect_eq(wc[0].wr_id, 1, "the SRQ's receive stays, got %lu",
+		     (unsigned long)wc[0].wr_id);
 }
 
 Test(verbs_qp, reset_empties_full_rings)
