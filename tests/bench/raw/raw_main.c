@@ -245,7 +245,7 @@ static int run(struct raw_ctx *c, const struct opts *o, FILE *json)
 			if (json != NULL)
 				fprintf(json,
 					"    {\"bytes\": %u, \"iterations\": %llu, \"t_min\": %.3f, "
-					"\"t_typical\": %.3f, \"p99\": %.3f, \"p999\": %.3f, "
+					"\"t_typical\": %.3f, \"p99\": %.3f, \"p99_9\": %.3f, "
 					"\"t_max\": %.3f}%s\n",
 					r.size, (unsigned long long)r.iters, r.t_min, r.t_median,
 					r.t_p99, r.t_p999, r.t_max, sep);
