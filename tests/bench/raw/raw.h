@@ -24,6 +24,7 @@
 #define RAW_BURST     32u
 #define RAW_MAX_SIZES 16
 #define RAW_BUF_CAP   (4u << 20) /* a bandwidth buffer, as droce-perf's */
+#define RAW_IDLE_LOOPS 1024u     /* idle passes before the engine sleeps, as droce's */
 
 /* A work request: what the application hands the engine (droce's WQE, reduced). */
 struct raw_wqe {
@@ -70,6 +71,7 @@ struct raw_ctx {
 	unsigned int engine_lcore;
 	uint32_t cq_mod;
 	uint32_t tx_depth;
+	uint32_t idle_sleep_us;
 };
 
 int raw_engine_lcore(void *arg);

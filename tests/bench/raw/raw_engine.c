@@ -6,10 +6,12 @@
  * droce-perf --loopback.
  */
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_byteorder.h>
 #include <rte_ip.h>
 #include <rte_mbuf.h>
+#include <rte_pause.h>
 
 #include "droce_wire_hdr.h"
 #include "droce_wire_icrc.h"
@@ -91,8 +93,8 @@ static void build_packet(struct raw_end *e, unsigned int me, struct rte_mbuf *m,
 	e->next_psn = (psn + 1) & DROCE_PSN_MASK;
 }
 
-/* Requester of end @p me: up to a burst of packets from its send ring onto its link. */
-static void requester(struct raw_ctx *c, unsigned int me)
+/* Requester of end @p me: up to a burst of packets from its send ring onto its link; how many. */
+static unsigned int requester(struct raw_ctx *c, unsigned int me)
 {
 	struct raw_end *e = &c->end[me];
 	struct rte_mbuf *pkts[RAW_BURST];
@@ -119,10 +121,11 @@ static void requester(struct raw_ctx *c, unsigned int me)
 			e->cur_busy = false;
 	}
 	if (n == 0)
-		return;
+		return 0;
 	sent = rte_ring_sp_enqueue_burst(e->link, (void **)pkts, n, NULL);
 	if (sent < n)
 		rte_pktmbuf_free_bulk(pkts + sent, n - sent); /* the link dropped them */
+	return n;
 }
 
 /* Receive one packet from end !me at end @p me: 0 when it is good and placed. */
@@ -180,8 +183,8 @@ static int place_packet(struct raw_ctx *c, unsigned int me, const struct rte_mbu
 	return 0;
 }
 
-/* Responder of end @p me: the other end's frames off its link; completions for AckReq. */
-static void responder(struct raw_ctx *c, unsigned int me)
+/* Responder of end @p me: the other end's frames off its link, completions for AckReq; how many. */
+static unsigned int responder(struct raw_ctx *c, unsigned int me)
 {
 	struct rte_mbuf *pkts[RAW_BURST];
 	unsigned int n = rte_ring_sc_dequeue_burst(c->end[!me].link, (void **)pkts, RAW_BURST, NULL);
@@ -198,16 +201,32 @@ static void responder(struct raw_ctx *c, unsigned int me)
 	}
 	if (n > 0)
 		rte_pktmbuf_free_bulk(pkts, n);
+	return n;
 }
 
+/*
+ * droce's engine loop, reduced to its work and its idle policy: after
+ * RAW_IDLE_LOOPS passes with nothing to do it sleeps idle_sleep_us (droce's
+ * DROCE_IDLE_SLEEP_US, default 50), otherwise it pauses between passes.
+ */
 int raw_engine_lcore(void *arg)
 {
 	struct raw_ctx *c = arg;
+	unsigned int idle = 0;
 
-	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED))
+	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
+		unsigned int work = 0;
+
 		for (unsigned int me = 0; me < RAW_ENDS; me++) {
-			requester(c, me);
-			responder(c, me);
+			work += requester(c, me);
+			work += responder(c, me);
 		}
+		if (work > 0)
+			idle = 0;
+		else if (++idle >= RAW_IDLE_LOOPS && c->idle_sleep_us > 0)
+			usleep(c->idle_sleep_us);
+		else
+			rte_pause();
+	}
 	return 0;
 }

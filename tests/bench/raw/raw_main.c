@@ -5,6 +5,7 @@
  * its own file prefix, main lcore 0 on every CPU, the engine lcore on the last
  * CPU, hugepages only when 64 are free (else --no-huge -m 256), no PCI scan;
  * the application's thread then leaves the engine's CPU, as droce-perf's does.
+ * The engine lcore sleeps when idle as droce's does (DROCE_IDLE_SLEEP_US).
  *
  * usage: bench_raw bw|lat [-s SIZE[,SIZE...]] [-n ITERS] [-Q CQ_MOD] [-t TX_DEPTH] [-j JSON]
  */
@@ -34,7 +35,7 @@ struct opts {
 	uint32_t sizes[RAW_MAX_SIZES];
 	unsigned int n_sizes;
 	uint64_t iters;
-	uint32_t cq_mod, tx_depth;
+	uint32_t cq_mod, tx_depth, idle_sleep_us;
 	const char *json;
 };
 
@@ -132,6 +133,7 @@ static int ctx_open(struct raw_ctx *c, const struct opts *o)
 	buf_len = 2 * max > RAW_BUF_CAP ? 2 * max : RAW_BUF_CAP;
 	c->cq_mod = o->cq_mod;
 	c->tx_depth = o->tx_depth;
+	c->idle_sleep_us = o->idle_sleep_us;
 	c->pool = rte_pktmbuf_pool_create("raw_pool", POOL_MBUFS, POOL_CACHE, 0, DATA_ROOM,
 					  (int)rte_socket_id());
 	if (c->pool == NULL)
@@ -191,6 +193,10 @@ static int parse(int argc, char **argv, struct opts *o)
 	*o = (struct opts){.lat = strcmp(argv[1], "lat") == 0, .cq_mod = 100, .tx_depth = 128};
 	o->sizes[o->n_sizes++] = o->lat ? 64 : 65536;
 	o->iters = o->lat ? 100000 : 1000000;
+	/* the engine's idle sleep, as droce's embedded engine reads it */
+	o->idle_sleep_us = getenv("DROCE_IDLE_SLEEP_US") != NULL
+				   ? (uint32_t)strtoul(getenv("DROCE_IDLE_SLEEP_US"), NULL, 0)
+				   : 50;
 	optind = 2;
 	while ((ch = getopt(argc, argv, "s:n:Q:t:j:")) != -1) {
 		switch (ch) {
