@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """droce-perf --loopback against the raw DPDK limit (doc/performance.md).
 
-    tools/bench-raw.py [--build DIR] [--reps N] [--scale X] [--only NAME,...]
+    tools/bench-raw.py [--build DIR] [--reps N] [--scale X] [--only NAME,...] [--wait S]
 
 Runs tests/bench/bench_raw (the minimal work of an RDMA WRITE in droce-perf's
 thread shape) and droce-perf interleaved: in each repetition every figure's
@@ -12,7 +12,9 @@ and the issue's goal for each figure, writes DIR/bench-raw.json and draws
 DIR/bench-raw.png (matplotlib, Agg backend).
 
 Refuses to measure (exit 1) while a droced or droce-pmd process runs: an
-engine polling a CPU would take it from both programs. Other load is
+engine polling a CPU would take it from both programs. It looks before every
+run; --wait S (default 0) waits up to S seconds for such processes to end
+before it refuses (a machine where tests start droced now and then). Other load is
 reported (the load average before and after) but not refused: the ratios are
 what the goals are about, the absolute figures move with the load.
 
@@ -76,6 +78,10 @@ class RunFailed(Exception):
     pass
 
 
+class EngineRuns(Exception):
+    pass
+
+
 def engines_running():
     """(pid, name) of every droced or droce-pmd process: each polls a CPU."""
     found = []
@@ -90,6 +96,24 @@ def engines_running():
         if comm in ("droced", "droce-pmd"):
             found.append((int(pid), comm))
     return found
+
+
+def wait_engines(wait_s):
+    """Return once no droced or droce-pmd runs; EngineRuns after @wait_s seconds of them."""
+    deadline = time.monotonic() + wait_s
+    warned = False
+    while True:
+        busy = engines_running()
+        if not busy:
+            return
+        what = ", ".join(f"{name} (pid {pid})" for pid, name in busy)
+        if time.monotonic() >= deadline:
+            raise EngineRuns(f"{what} runs and polls a CPU: stop it first")
+        if not warned:
+            print(f"{PROG}: {what} runs and polls a CPU: waiting up to {wait_s:.0f} s",
+                  file=sys.stderr)
+            warned = True
+        time.sleep(0.5)
 
 
 def run_key(run):
@@ -137,7 +161,7 @@ def execute(build, run, tmp):
     return row
 
 
-def measure(build, reps, scale, figures):
+def measure(build, reps, scale, figures, wait_s):
     """{run key: [result row per repetition]}; each run once per repetition, interleaved."""
     rows = {}
     tmp = tempfile.mkdtemp(prefix="droce-bench-raw.")
@@ -153,6 +177,7 @@ def measure(build, reps, scale, figures):
                     if key in done:
                         continue  # one run serves every figure that uses it
                     done.add(key)
+                    wait_engines(wait_s)
                     t0 = time.monotonic()
                     row = execute(build, run, tmp)
                     rows.setdefault(key, []).append(row)
@@ -239,6 +264,8 @@ def main():
     ap.add_argument("--reps", type=int, default=3, help="repetitions (at least 3)")
     ap.add_argument("--scale", type=float, default=1.0, help="message counts times this")
     ap.add_argument("--only", default=None, help="figure names, comma-separated")
+    ap.add_argument("--wait", type=float, default=0.0,
+                    help="seconds to wait for a droced or droce-pmd to end before refusing")
     o = ap.parse_args()
     if o.reps < 3 or o.scale <= 0:
         ap.error("--reps takes 3 or more, --scale a positive number")
@@ -254,16 +281,10 @@ def main():
             print(f"{PROG}: no {os.path.join(build, b)} (build first: ninja -C {build})",
                   file=sys.stderr)
             return 1
-    busy = engines_running()
-    if busy:
-        for pid, name in busy:
-            print(f"{PROG}: {name} (pid {pid}) runs and polls a CPU: stop it first",
-                  file=sys.stderr)
-        return 1
     load0 = os.getloadavg()[0]
     try:
-        rows = measure(build, o.reps, o.scale, figures)
-    except (RunFailed, subprocess.TimeoutExpired) as e:
+        rows = measure(build, o.reps, o.scale, figures, o.wait)
+    except (RunFailed, EngineRuns, subprocess.TimeoutExpired) as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 1
     load = (load0, os.getloadavg()[0])

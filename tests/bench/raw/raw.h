@@ -25,6 +25,7 @@
 #define RAW_MAX_SIZES 16
 #define RAW_BUF_CAP   (4u << 20) /* a bandwidth buffer, as droce-perf's */
 #define RAW_IDLE_LOOPS 1024u     /* idle passes before the engine sleeps, as droce's */
+#define RAW_STALL_NS   (10ull * 1000000000u) /* no progress for this long: give up, as droce-perf */
 
 /* A work request: what the application hands the engine (droce's WQE, reduced). */
 struct raw_wqe {

@@ -51,8 +51,8 @@ int raw_bw_run(struct raw_ctx *c, uint32_t size, uint64_t iters, struct raw_bw_r
 			cqes += k;
 			completed = cqes * c->cq_mod < iters ? cqes * c->cq_mod : iters;
 			stall = raw_now_ns();
-		} else if ((++spins & 0xfff) == 0 && raw_now_ns() - stall > 5000000000ull) {
-			fprintf(stderr, "bench_raw: no completion for 5 s (%llu of %llu done)\n",
+		} else if ((++spins & 0xfff) == 0 && raw_now_ns() - stall > RAW_STALL_NS) {
+			fprintf(stderr, "bench_raw: no completion for 10 s (%llu of %llu done)\n",
 				(unsigned long long)completed, (unsigned long long)iters);
 			return -1;
 		}

@@ -307,7 +307,7 @@ int main(int argc, char **argv)
 	if (json != NULL && fclose(json) != 0)
 		rc = -1;
 	/* frames the responder dropped mean the baseline did less than its figures claim */
-	if (rc == 0 && (c.stats.bad_icrc | c.stats.bad_psn | c.stats.bad_hdr | c.stats.bad_rkey)) {
+	if (c.stats.bad_icrc | c.stats.bad_psn | c.stats.bad_hdr | c.stats.bad_rkey) {
 		fprintf(stderr, "bench_raw: dropped frames: %llu bad ICRC, %llu bad PSN, %llu bad "
 				"header, %llu bad rkey\n",
 			(unsigned long long)c.stats.bad_icrc, (unsigned long long)c.stats.bad_psn,
