@@ -21,8 +21,9 @@ what the goals are about, the absolute figures move with the load.
 --reps (default 3) repetitions; --scale multiplies every run's message count
 (default 1: each run takes about a second, the whole script about a minute
 on an idle 2-CPU machine).
-Exit status: 0 when every run ran, 1 when a run failed or a droce daemon
-runs, 2 on a usage error.
+A run that fails is run once more (a heavily loaded machine can stall one).
+Exit status: 0 when every run ran, 1 when a run failed twice or a droce
+daemon runs, 2 on a usage error.
 """
 import argparse
 import json
@@ -179,7 +180,14 @@ def measure(build, reps, scale, figures, wait_s):
                     done.add(key)
                     wait_engines(wait_s)
                     t0 = time.monotonic()
-                    row = execute(build, run, tmp)
+                    try:
+                        row = execute(build, run, tmp)
+                    except RunFailed as e:
+                        # a run stalled by other load fails as one whose program is broken:
+                        # once more, and the second failure is final
+                        print(f"{PROG}: {e}\n{PROG}: once more", file=sys.stderr)
+                        wait_engines(wait_s)
+                        row = execute(build, run, tmp)
                     rows.setdefault(key, []).append(row)
                     print(f"  rep {rep + 1}/{reps} {run[0]:4} {' '.join(run[1]):45} "
                           f"{time.monotonic() - t0:5.1f} s", file=sys.stderr, flush=True)

@@ -66,7 +66,7 @@ uint32_t droce_crc32(uint32_t crc, const void *buf, size_t len)
 }
 
 /* Largest IP header (IPv4 with 40 bytes of options) + UDP + BTH. */
-#define MASKED_MAX  (60 + 8 + 12)
+#define MASKED_MAX   (60 + 8 + 12)
 #define IPV4_HDR_MAX 60
 
 /*
@@ -135,7 +135,7 @@ static uint32_t masked_seed(const uint8_t *l3, size_t ip_hdr_len, bool ipv6)
 	size_t udp = ip_hdr_len, bth = ip_hdr_len + 8;
 
 	if (ipv6) {
-		/* traffic class and flow label: the low nibble of byte 0 and bytes 1..3; hop limit */
+		/* traffic class, flow label (byte 0's low nibble, bytes 1..3); hop limit */
 		fix = fix_byte(0, (uint8_t)(~l3[0] & 0x0f)) ^ fix_byte(1, (uint8_t)~l3[1]) ^
 		      fix_byte(2, (uint8_t)~l3[2]) ^ fix_byte(3, (uint8_t)~l3[3]) ^
 		      fix_byte(7, (uint8_t)~l3[7]);
@@ -144,7 +144,7 @@ static uint32_t masked_seed(const uint8_t *l3, size_t ip_hdr_len, bool ipv6)
 		fix = fix_byte(1, (uint8_t)~l3[1]) ^ fix_byte(8, (uint8_t)~l3[8]) ^
 		      fix_byte(10, (uint8_t)~l3[10]) ^ fix_byte(11, (uint8_t)~l3[11]);
 	}
-	/* callers validate the IP header's length; a longer one is never looked up past the table */
+	/* callers validate the IP header's length; a longer one reads no table past its end */
 	if (ip_hdr_len > (ipv6 ? 40 : IPV4_HDR_MAX))
 		return DROCE_ICRC_PSEUDO_LRH_CRC ^ fix;
 	/* the UDP checksum; FECN, BECN and resv6 share the most significant byte of the QPN word */
@@ -164,6 +164,6 @@ uint32_t droce_icrc_calc(const uint8_t *l3, size_t ip_hdr_len, bool ipv6, size_t
 	size_t masked = droce_icrc_masked_len(ip_hdr_len);
 
 	/* the headers and what follows them in one pass */
-	return droce_icrc_final(
-		crc_fn(masked_seed(l3, ip_hdr_len, ipv6), l3, icrc_off > masked ? icrc_off : masked));
+	return droce_icrc_final(crc_fn(masked_seed(l3, ip_hdr_len, ipv6), l3,
+				       icrc_off > masked ? icrc_off : masked));
 }

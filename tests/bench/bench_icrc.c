@@ -151,10 +151,10 @@ static uint32_t run_icrc_copy(const struct bench_data *d)
 	uint32_t crc;
 
 	memcpy(hdr, d->l3, n);
-	hdr[1] = 0xff;                    /* TOS */
-	hdr[8] = 0xff;                    /* TTL */
-	hdr[10] = hdr[11] = 0xff;         /* header checksum */
-	hdr[d->ip_hdr_len + 6] = 0xff;    /* UDP checksum */
+	hdr[1] = 0xff;                 /* TOS */
+	hdr[8] = 0xff;                 /* TTL */
+	hdr[10] = hdr[11] = 0xff;      /* header checksum */
+	hdr[d->ip_hdr_len + 6] = 0xff; /* UDP checksum */
 	hdr[d->ip_hdr_len + 7] = 0xff;
 	hdr[d->ip_hdr_len + 8 + 4] = 0xff; /* FECN, BECN, resv6 */
 	crc = droce_crc32(DROCE_ICRC_PSEUDO_LRH_CRC, hdr, n);

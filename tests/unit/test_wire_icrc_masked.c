@@ -13,9 +13,9 @@
 
 #include <droce_wire.h>
 
-#define HDR_MAX  (60 + 8 + 12)
-#define PKT_MAX  (HDR_MAX + 300)
-#define RANDOMS  2000
+#define HDR_MAX (60 + 8 + 12)
+#define PKT_MAX (HDR_MAX + 300)
+#define RANDOMS 2000
 
 /* The oracle, written from the definition. */
 static uint32_t icrc_straight(const uint8_t *l3, size_t ip_len, bool ipv6, size_t icrc_off)
@@ -31,12 +31,12 @@ static uint32_t icrc_straight(const uint8_t *l3, size_t ip_len, bool ipv6, size_
 		m[1] = m[2] = m[3] = 0xff;
 		m[7] = 0xff; /* hop limit */
 	} else {
-		m[1] = 0xff;                 /* TOS */
-		m[8] = 0xff;                 /* TTL */
-		m[10] = m[11] = 0xff;        /* header checksum */
+		m[1] = 0xff;          /* TOS */
+		m[8] = 0xff;          /* TTL */
+		m[10] = m[11] = 0xff; /* header checksum */
 	}
 	m[ip_len + 6] = m[ip_len + 7] = 0xff; /* UDP checksum */
-	m[ip_len + 8 + 4] = 0xff;            /* FECN, BECN, resv6 */
+	m[ip_len + 8 + 4] = 0xff;             /* FECN, BECN, resv6 */
 	crc = crc32(0, ones, sizeof(ones));
 	crc = crc32(crc, m, (uInt)n);
 	return (uint32_t)crc32(crc, l3 + n, (uInt)(icrc_off - n));

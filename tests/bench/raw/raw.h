@@ -19,12 +19,12 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
-#define RAW_ENDS      2
-#define RAW_MTU       4096u /* droce-perf --loopback's path MTU */
-#define RAW_BURST     32u
-#define RAW_MAX_SIZES 16
-#define RAW_BUF_CAP   (4u << 20) /* a bandwidth buffer, as droce-perf's */
-#define RAW_IDLE_LOOPS 1024u     /* idle passes before the engine sleeps, as droce's */
+#define RAW_ENDS       2
+#define RAW_MTU        4096u /* droce-perf --loopback's path MTU */
+#define RAW_BURST      32u
+#define RAW_MAX_SIZES  16
+#define RAW_BUF_CAP    (4u << 20)            /* a bandwidth buffer, as droce-perf's */
+#define RAW_IDLE_LOOPS 1024u                 /* idle passes before the engine sleeps, as droce's */
 #define RAW_STALL_NS   (10ull * 1000000000u) /* no progress for this long: give up, as droce-perf */
 
 /* A work request: what the application hands the engine (droce's WQE, reduced). */
@@ -48,8 +48,8 @@ struct raw_end {
 	struct rte_ring *link; /* this end's frames to the other end */
 	uint8_t *buf;
 	uint64_t buf_len;
-	uint32_t next_psn;      /* requester: the next PSN to send */
-	uint32_t expected_psn;  /* responder: the PSN expected from the other end */
+	uint32_t next_psn;             /* requester: the next PSN to send */
+	uint32_t expected_psn;         /* responder: the PSN expected from the other end */
 	uint8_t hdr_tmpl[14 + 20 + 8]; /* Ethernet, IPv4, UDP of frames this end sends */
 	/* requester: the work request being sent, and how far */
 	struct raw_wqe cur;

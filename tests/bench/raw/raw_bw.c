@@ -39,11 +39,13 @@ int raw_bw_run(struct raw_ctx *c, uint32_t size, uint64_t iters, struct raw_bw_r
 			};
 		}
 		if (n > 0)
-			posted += rte_ring_sp_enqueue_burst_elem(from->sq, w, sizeof(w[0]), n, NULL);
+			posted +=
+				rte_ring_sp_enqueue_burst_elem(from->sq, w, sizeof(w[0]), n, NULL);
 		k = rte_ring_sc_dequeue_burst_elem(from->cq, cqe, sizeof(cqe[0]), RAW_BURST, NULL);
 		for (unsigned int i = 0; i < k; i++)
 			if (cqe[i].status != 0) {
-				fprintf(stderr, "bench_raw: completion with error %u\n", cqe[i].status);
+				fprintf(stderr, "bench_raw: completion with error %u\n",
+					cqe[i].status);
 				return -1;
 			}
 		if (k > 0) {

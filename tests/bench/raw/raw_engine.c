@@ -18,9 +18,10 @@
 #include "droce_wire_opcode.h"
 #include "raw.h"
 
-#define L2L3L4   (sizeof(struct droce_eth_hdr) + sizeof(struct droce_ipv4_hdr) + \
-		  sizeof(struct droce_udp_hdr))
-#define QPN(end) (0x11u + (end))
+#define L2L3L4                                                          \
+	(sizeof(struct droce_eth_hdr) + sizeof(struct droce_ipv4_hdr) + \
+	 sizeof(struct droce_udp_hdr))
+#define QPN(end)  (0x11u + (end))
 #define RKEY(end) (0x100u + (end))
 
 /* Ethernet, IPv4 and UDP as end @p me sends them: everything but the lengths and the checksum. */
@@ -54,9 +55,9 @@ static void build_packet(struct raw_end *e, unsigned int me, struct rte_mbuf *m,
 	const struct raw_wqe *w = &e->cur;
 	bool first = off == 0, last = off + len == w->len;
 	uint8_t opcode = first && last ? DROCE_OP_RC_WRITE_ONLY
-			 : first      ? DROCE_OP_RC_WRITE_FIRST
-			 : last       ? DROCE_OP_RC_WRITE_LAST
-				      : DROCE_OP_RC_WRITE_MIDDLE;
+			 : first       ? DROCE_OP_RC_WRITE_FIRST
+			 : last        ? DROCE_OP_RC_WRITE_LAST
+				       : DROCE_OP_RC_WRITE_MIDDLE;
 	uint32_t pad = (4 - (len & 3)) & 3, psn = e->next_psn;
 	uint32_t ext = first ? sizeof(struct droce_reth) : 0;
 	uint32_t roce = (uint32_t)sizeof(struct droce_bth) + ext + len + pad + DROCE_ICRC_LEN;
@@ -87,9 +88,10 @@ static void build_packet(struct raw_end *e, unsigned int me, struct rte_mbuf *m,
 	}
 	memcpy(payload, (const uint8_t *)(uintptr_t)w->laddr + off, len);
 	memset(payload + len, 0, pad);
-	droce_icrc_store(buf + frame_len - DROCE_ICRC_LEN,
-			 droce_icrc_calc((const uint8_t *)ip, sizeof(*ip), false,
-					 frame_len - DROCE_ICRC_LEN - sizeof(struct droce_eth_hdr)));
+	droce_icrc_store(
+		buf + frame_len - DROCE_ICRC_LEN,
+		droce_icrc_calc((const uint8_t *)ip, sizeof(*ip), false,
+				frame_len - DROCE_ICRC_LEN - sizeof(struct droce_eth_hdr)));
 	e->next_psn = (psn + 1) & DROCE_PSN_MASK;
 }
 
@@ -133,7 +135,8 @@ static int place_packet(struct raw_ctx *c, unsigned int me, const struct rte_mbu
 {
 	struct raw_end *e = &c->end[me];
 	const uint8_t *buf = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t frame_len = rte_pktmbuf_data_len(m), hdr = (uint32_t)L2L3L4 + sizeof(struct droce_bth);
+	uint32_t frame_len = rte_pktmbuf_data_len(m),
+		 hdr = (uint32_t)L2L3L4 + sizeof(struct droce_bth);
 	const struct droce_eth_hdr *eth = (const struct droce_eth_hdr *)buf;
 	const struct droce_ipv4_hdr *ip = (const struct droce_ipv4_hdr *)(eth + 1);
 	const struct droce_udp_hdr *udp = (const struct droce_udp_hdr *)(ip + 1);
@@ -141,8 +144,9 @@ static int place_packet(struct raw_ctx *c, unsigned int me, const struct rte_mbu
 	uint32_t apsn, pad, plen;
 	uint8_t opcode;
 
-	if (frame_len < hdr + DROCE_ICRC_LEN || eth->type != rte_cpu_to_be_16(DROCE_ETHERTYPE_IPV4) ||
-	    ip->version_ihl != 0x45 || ip->proto != DROCE_IPPROTO_UDP ||
+	if (frame_len < hdr + DROCE_ICRC_LEN ||
+	    eth->type != rte_cpu_to_be_16(DROCE_ETHERTYPE_IPV4) || ip->version_ihl != 0x45 ||
+	    ip->proto != DROCE_IPPROTO_UDP ||
 	    udp->dport != rte_cpu_to_be_16(DROCE_ROCEV2_UDP_PORT) ||
 	    rte_be_to_cpu_32(bth->qpn) != QPN(me))
 		return c->stats.bad_hdr++, -1;
@@ -164,7 +168,8 @@ static int place_packet(struct raw_ctx *c, unsigned int me, const struct rte_mbu
 			return c->stats.bad_hdr++, -1;
 		/* the access check: the key, and the range within the buffer */
 		if (rte_be_to_cpu_32(reth->rkey) != RKEY(me) || va < (uintptr_t)e->buf ||
-		    va - (uintptr_t)e->buf > e->buf_len || dma_len > e->buf_len - (va - (uintptr_t)e->buf))
+		    va - (uintptr_t)e->buf > e->buf_len ||
+		    dma_len > e->buf_len - (va - (uintptr_t)e->buf))
 			return c->stats.bad_rkey++, -1;
 		e->rx_va = va;
 		e->rx_left = dma_len;
@@ -187,7 +192,8 @@ static int place_packet(struct raw_ctx *c, unsigned int me, const struct rte_mbu
 static unsigned int responder(struct raw_ctx *c, unsigned int me)
 {
 	struct rte_mbuf *pkts[RAW_BURST];
-	unsigned int n = rte_ring_sc_dequeue_burst(c->end[!me].link, (void **)pkts, RAW_BURST, NULL);
+	unsigned int n =
+		rte_ring_sc_dequeue_burst(c->end[!me].link, (void **)pkts, RAW_BURST, NULL);
 
 	for (unsigned int i = 0; i < n; i++) {
 		bool acked = false;

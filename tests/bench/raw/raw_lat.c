@@ -47,8 +47,8 @@ static int wait_message(struct lat *l, unsigned int end, uint64_t i)
 		struct raw_cqe cqe[8];
 
 		if ((spin & 63) == 0)
-			(void)rte_ring_sc_dequeue_burst_elem(l->c->end[end].cq, cqe, sizeof(cqe[0]), 8,
-							     NULL);
+			(void)rte_ring_sc_dequeue_burst_elem(l->c->end[end].cq, cqe, sizeof(cqe[0]),
+							     8, NULL);
 		if ((spin & 1023) == 1023 && raw_now_ns() - t0 > RAW_STALL_NS) {
 			fprintf(stderr, "bench_raw: no answer for 10 s\n");
 			return -1;

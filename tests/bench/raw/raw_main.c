@@ -142,11 +142,11 @@ static int ctx_open(struct raw_ctx *c, const struct opts *o)
 		struct raw_end *e = &c->end[i];
 
 		snprintf(name, sizeof(name), "raw_sq%u", i);
-		e->sq = rte_ring_create_elem(name, sizeof(struct raw_wqe), 1024, (int)rte_socket_id(),
-					     RING_F_SP_ENQ | RING_F_SC_DEQ);
+		e->sq = rte_ring_create_elem(name, sizeof(struct raw_wqe), 1024,
+					     (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 		snprintf(name, sizeof(name), "raw_cq%u", i);
-		e->cq = rte_ring_create_elem(name, sizeof(struct raw_cqe), 1024, (int)rte_socket_id(),
-					     RING_F_SP_ENQ | RING_F_SC_DEQ);
+		e->cq = rte_ring_create_elem(name, sizeof(struct raw_cqe), 1024,
+					     (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 		/* the link: the size of droce's ring pair (droce_port_ring_pair) */
 		snprintf(name, sizeof(name), "raw_link%u", i);
 		e->link = rte_ring_create(name, 4096, (int)rte_socket_id(),
@@ -232,10 +232,12 @@ static int run(struct raw_ctx *c, const struct opts *o, FILE *json)
 	int rc = 0;
 
 	if (json != NULL)
-		fprintf(json, "{\n  \"test\": \"raw_write_%s\",\n  \"cq_mod\": %u,\n  \"tx_depth\": %u,\n"
-			      "  \"results\": [\n",
+		fprintf(json,
+			"{\n  \"test\": \"raw_write_%s\",\n  \"cq_mod\": %u,\n  \"tx_depth\": %u,\n"
+			"  \"results\": [\n",
 			o->lat ? "lat" : "bw", o->cq_mod, o->tx_depth);
-	printf(o->lat ? " #bytes #iterations  t_min[usec]  t_typical[usec]  99%%[usec]  99.9%%[usec]\n"
+	printf(o->lat ? " #bytes #iterations  t_min[usec]  t_typical[usec]  99%%[usec]  "
+			"99.9%%[usec]\n"
 		      : " #bytes #iterations  MsgRate[Mpps]  BW[Gb/sec]\n");
 	for (unsigned int i = 0; i < o->n_sizes && rc == 0; i++) {
 		const char *sep = i + 1 < o->n_sizes ? "," : "";
@@ -250,7 +252,8 @@ static int run(struct raw_ctx *c, const struct opts *o, FILE *json)
 			       (unsigned long long)r.iters, r.t_min, r.t_median, r.t_p99, r.t_p999);
 			if (json != NULL)
 				fprintf(json,
-					"    {\"bytes\": %u, \"iterations\": %llu, \"t_min\": %.3f, "
+					"    {\"bytes\": %u, \"iterations\": %llu, \"t_min\": "
+					"%.3f, "
 					"\"t_typical\": %.3f, \"p99\": %.3f, \"p99_9\": %.3f, "
 					"\"t_max\": %.3f}%s\n",
 					r.size, (unsigned long long)r.iters, r.t_min, r.t_median,
@@ -261,18 +264,20 @@ static int run(struct raw_ctx *c, const struct opts *o, FILE *json)
 			rc = raw_bw_run(c, o->sizes[i], o->iters, &r);
 			if (rc != 0)
 				break;
-			printf(" %-6u %-11llu  %-13.6f  %.2f\n", r.size, (unsigned long long)r.iters,
-			       r.mpps, r.gbits);
+			printf(" %-6u %-11llu  %-13.6f  %.2f\n", r.size,
+			       (unsigned long long)r.iters, r.mpps, r.gbits);
 			if (json != NULL)
 				fprintf(json,
-					"    {\"bytes\": %u, \"iterations\": %llu, \"msg_rate\": %.6f, "
+					"    {\"bytes\": %u, \"iterations\": %llu, \"msg_rate\": "
+					"%.6f, "
 					"\"bw_gbits\": %.3f}%s\n",
 					r.size, (unsigned long long)r.iters, r.mpps, r.gbits, sep);
 		}
 	}
 	if (json != NULL)
-		fprintf(json, "  ],\n  \"errors\": {\"bad_icrc\": %llu, \"bad_psn\": %llu, "
-			      "\"bad_hdr\": %llu, \"bad_rkey\": %llu, \"no_mbuf\": %llu}\n}\n",
+		fprintf(json,
+			"  ],\n  \"errors\": {\"bad_icrc\": %llu, \"bad_psn\": %llu, "
+			"\"bad_hdr\": %llu, \"bad_rkey\": %llu, \"no_mbuf\": %llu}\n}\n",
 			(unsigned long long)c->stats.bad_icrc, (unsigned long long)c->stats.bad_psn,
 			(unsigned long long)c->stats.bad_hdr, (unsigned long long)c->stats.bad_rkey,
 			(unsigned long long)c->stats.no_mbuf);
@@ -308,8 +313,9 @@ int main(int argc, char **argv)
 		rc = -1;
 	/* frames the responder dropped mean the baseline did less than its figures claim */
 	if (c.stats.bad_icrc | c.stats.bad_psn | c.stats.bad_hdr | c.stats.bad_rkey) {
-		fprintf(stderr, "bench_raw: dropped frames: %llu bad ICRC, %llu bad PSN, %llu bad "
-				"header, %llu bad rkey\n",
+		fprintf(stderr,
+			"bench_raw: dropped frames: %llu bad ICRC, %llu bad PSN, %llu bad "
+			"header, %llu bad rkey\n",
 			(unsigned long long)c.stats.bad_icrc, (unsigned long long)c.stats.bad_psn,
 			(unsigned long long)c.stats.bad_hdr, (unsigned long long)c.stats.bad_rkey);
 		rc = -1;
