@@ -34,6 +34,11 @@ uint32_t droce_icrc_calc_mbuf(const struct rte_mbuf *m, uint32_t l3_off, uint32_
 	const uint8_t *l3;
 	uint32_t crc;
 
+	if (m->data_len >= icrc_off && icrc_off >= masked_end) {
+		/* all of it in the first segment: one pass */
+		return droce_icrc_calc(rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off),
+				       ip_hdr_len, ipv6, icrc_off - l3_off);
+	}
 	if (m->data_len >= masked_end) {
 		l3 = rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off);
 	} else {
