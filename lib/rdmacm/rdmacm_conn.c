@@ -259,7 +259,7 @@ static struct rdmacm_id *child_new(struct rdmacm_id *l, void *cm, const struct d
 	c->path.packet_life_time = RDMACM_PACKET_LIFETIME;
 	c->id.route.path_rec = &c->path;
 	c->id.route.num_paths = 1;
-	c->local_psn = random_psn();
+	c->remote_psn = random_psn(); /* our RQ's, offered in the REP */
 	return c;
 }
 
@@ -284,7 +284,7 @@ static void on_request(struct rdmacm_id *l, void *cm, const struct droce_cm_even
 	if (ev->type == DROCE_CM_EV_REQ_RCVD) {
 		c->path.mtu = (uint8_t)v[DROCE_CM_REQ_PATH_MTU];
 		c->remote_qpn = (uint32_t)v[DROCE_CM_REQ_LOCAL_QPN];
-		c->remote_psn = (uint32_t)v[DROCE_CM_REQ_STARTING_PSN];
+		rdmacm_take_starting_psn(c, (uint32_t)v[DROCE_CM_REQ_STARTING_PSN]);
 		/* what the peer reads from us is what we take in, and the reverse */
 		c->responder_resources = (uint8_t)v[DROCE_CM_REQ_INITIATOR_DEPTH];
 		c->initiator_depth = (uint8_t)v[DROCE_CM_REQ_RESPONDER_RESOURCES];
@@ -383,7 +383,7 @@ static int accept_rc(struct rdmacm_id *rid, const struct rdma_conn_param *p)
 	}
 	memset(&rep, 0, sizeof(rep));
 	rep.local_qpn = rid->id.qp != NULL ? rid->id.qp->qp_num : p->qp_num;
-	rep.starting_psn = rid->local_psn;
+	rep.starting_psn = rdmacm_offered_psn(rid);
 	rep.responder_resources = rid->responder_resources;
 	rep.initiator_depth = rid->initiator_depth;
 	rep.target_ack_delay = rid->dev->ack_delay;
@@ -519,14 +519,14 @@ static int connect_rc(struct rdmacm_id *rid, const struct rdma_conn_param *p,
 					   : rid->dev->max_rd_atom;
 	rid->retry_count = p != NULL ? (p->retry_count > 7 ? 7 : p->retry_count) : 7;
 	rid->rnr_retry_count = p != NULL ? (p->rnr_retry_count > 7 ? 7 : p->rnr_retry_count) : 7;
-	rid->local_psn = random_psn();
+	rid->remote_psn = random_psn(); /* our RQ's, offered in the REQ */
 	memset(&req, 0, sizeof(req));
 	rc = cm_path(rid, &req.path);
 	if (rc < 0)
 		return rc;
 	req.service_id = service_id(rid, &rid->id.route.addr.dst_addr);
 	req.local_qpn = rid->id.qp != NULL ? rid->id.qp->qp_num : p->qp_num;
-	req.starting_psn = rid->local_psn;
+	req.starting_psn = rdmacm_offered_psn(rid);
 	req.transport =
 		rid->id.qp_type == IBV_QPT_UC ? DROCE_CM_TRANSPORT_UC : DROCE_CM_TRANSPORT_RC;
 	req.responder_resources = rid->responder_resources;
@@ -716,7 +716,7 @@ static void on_rep(struct rdmacm_id *rid, const struct droce_cm_event *ev)
 	struct rdma_cm_event param;
 
 	rid->remote_qpn = (uint32_t)v[DROCE_CM_REP_LOCAL_QPN];
-	rid->remote_psn = (uint32_t)v[DROCE_CM_REP_STARTING_PSN];
+	rdmacm_take_starting_psn(rid, (uint32_t)v[DROCE_CM_REP_STARTING_PSN]);
 	/* the peer's resources bound what we send at once, and the reverse (12.7.29) */
 	if (rid->initiator_depth > v[DROCE_CM_REP_RESPONDER_RESOURCES])
 		rid->initiator_depth = (uint8_t)v[DROCE_CM_REP_RESPONDER_RESOURCES];

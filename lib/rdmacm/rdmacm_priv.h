@@ -96,7 +96,7 @@ struct rdmacm_id {
 	/* the route: one path record */
 	struct ibv_sa_path_rec path;
 	uint8_t sgid_index;
-	/* what the CM exchanged */
+	/* what the CM exchanged; local_psn: our SQ PSN, remote_psn: our RQ PSN (the peer's SQ) */
 	uint32_t local_psn, remote_qpn, remote_psn, remote_qkey;
 	uint8_t responder_resources, initiator_depth, retry_count, rnr_retry_count;
 	uint8_t target_ack_delay;
@@ -167,6 +167,8 @@ int rdmacm_id_bind_device(struct rdmacm_id *rid, const struct sockaddr *addr);
 
 /* rdmacm_qp.c */
 int rdmacm_qp_modify(struct rdmacm_id *rid, enum ibv_qp_state state);
+uint32_t rdmacm_offered_psn(const struct rdmacm_id *rid);
+void rdmacm_take_starting_psn(struct rdmacm_id *rid, uint32_t starting_psn);
 int rdmacm_qp_to_err(struct rdmacm_id *rid);
 uint8_t rdmacm_local_ack_timeout(const struct rdmacm_id *rid);
 void rdmacm_ah_attr(const struct rdmacm_id *rid, struct ibv_ah_attr *ah);

@@ -118,6 +118,22 @@ static int init_qp_attr(struct rdmacm_id *rid, struct ibv_qp_attr *a, int *mask)
 	}
 }
 
+/*
+ * The Starting PSN of a REQ or REP (IBTA 12.6.5, 12.6.8) is read as Linux's CM and other
+ * implementations read it: the PSN the sender's receive queue expects first, i.e. the one the
+ * receiver of the message starts its send queue with. Ours goes out as our RQ PSN ...
+ */
+uint32_t rdmacm_offered_psn(const struct rdmacm_id *rid)
+{
+	return rid->remote_psn;
+}
+
+/* ... and the peer's becomes our SQ PSN */
+void rdmacm_take_starting_psn(struct rdmacm_id *rid, uint32_t starting_psn)
+{
+	rid->local_psn = starting_psn;
+}
+
 int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *qp_attr_mask)
 {
 	int rc;

@@ -165,3 +165,16 @@ def first_from(path, mac):
     """The number (from 1) of the first frame from @mac in @path, None if none."""
     want = _mac(mac)
     return next((n for n, data in _records(path) if data[6:12] == want), None)
+
+
+def cm_messages(droce_pcap, path):
+    """The CM MADs of @path (GSI packets to QP1, droce-pcap's "cm" object): a list of
+    (sender's IP, message name, the message's fields), in capture order."""
+    return [(f["src"], f["cm"]["msg"], f["cm"]) for f in _frames(droce_pcap, path)
+            if "cm" in f]
+
+
+def rc_senders(droce_pcap, path):
+    """The IPs that sent RoCEv2 frames to a QP other than QP1 (the connection's traffic)."""
+    return {f["src"] for f in _frames(droce_pcap, path)
+            if f.get("qpn") is not None and f["qpn"] != 1}

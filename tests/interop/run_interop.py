@@ -43,6 +43,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 LOCK = "/run/lock/droce-interop.lock"
 BOOT_SECS = 120
 LISTEN_SECS = 30
+# an rdma_cm listen is no socket: droce's server gets this long to start its engine and listen
+CM_LISTEN_SECS = 4
 ROCE_PORT = 4791
 HW_COUNTERS = "/sys/class/infiniband/{}/ports/1/hw_counters"
 SOCKET_SECS = 30
@@ -142,6 +144,13 @@ def selected(only):
     """The cells to run: (scenario, direction), every one when @only is empty."""
     return [(sc, d) for sc in SCENARIOS for d in DIRECTIONS
             if not only or sc.name in only or f"{sc.name}-{d}" in only]
+
+
+def ends_ip(sc, ends, droce):
+    """The RoCE address of droce's end (@droce) or the peer's in scenario @sc."""
+    if droce:
+        return ends.droce_ip6 if sc.gid == GID_IP6 else ends.droce_ip4
+    return ends.peer_ip6 if sc.gid == GID_IP6 else ends.peer_ip4
 
 
 def gid_of(sc, ip4, ip6):
@@ -275,13 +284,22 @@ class Suite:
         if status != 0:
             raise peer_vm.PeerError(f"netem on the peer: {out.strip()}")
 
-    def peer_listening(self, port):
-        script = (f'i=0; until /usr/bin/ss -ltnH "sport = :{port}" | grep -q .; do '
+    def peer_listening(self, port, cm=False):
+        # an rdma_cm listen is no socket: iproute2's rdma lists the kernel's cm_ids
+        probe = (f'/usr/bin/rdma resource show cm_id | grep LISTEN | grep -Eq ":{port}( |$)"' if cm
+                 else f'/usr/bin/ss -ltnH "sport = :{port}" | grep -q .')
+        script = (f'i=0; until {probe}; do '
                   f'i=$((i + 1)); [ $i -lt {LISTEN_SECS * 10} ] || exit 1; sleep 0.1; done')
         status, _ = self.vm.run(script, LISTEN_SECS + 5)
         return status == 0
 
-    def droce_listening(self, prog, port):
+    def droce_listening(self, prog, port, cm=False):
+        if cm:
+            # droce's rdma_listen opens no socket: give its engine time to start
+            end = time.monotonic() + CM_LISTEN_SECS
+            while time.monotonic() < end and prog.running():
+                time.sleep(0.1)
+            return prog.running()
         end = time.monotonic() + LISTEN_SECS
         while time.monotonic() < end and prog.running():
             if self.link.listening(port):
@@ -296,10 +314,19 @@ class Suite:
         ends = Ends(sc.link)
         vhost = sc.link == VHOST
         pcap = os.path.join(cdir, "capture.pcap")
-        droce_argv = sc.argv(droce_side.DEVICE, port, droce=True)
+        droce_serves = direction == "droce-server"
+        if sc.cm:
+            # rdma_cm: the client names the server's RoCE address, and both the device
+            server_ip = ends_ip(sc, ends, droce=droce_serves)
+            droce_argv = sc.cm_argv(droce_serves, server_ip, port)
+            peer_cmd = " ".join(["exec", *sc.cm_argv(not droce_serves, server_ip, port)])
+            client_tail = []
+        else:
+            droce_argv = sc.argv(droce_side.DEVICE, port, droce=True)
+            peer_cmd = " ".join(["exec", *sc.argv(ends.peer_dev, port)])
+            client_tail = [L.PEER_IP4]
         if droce_argv[0] == "droce-perf":
             droce_argv[0] = os.path.join(self.build, "app", "droce-perf", "droce-perf")
-        peer_cmd = " ".join(["exec", *sc.argv(ends.peer_dev, port)])
         if vhost:
             # droce's port records the link: nothing else sees it
             devices = droce_side.vhost_devices(self.link.vhost_socket, pcap)
@@ -319,19 +346,20 @@ class Suite:
             if direction == "droce-server":
                 prog = droce_side.Program(self.link, self.dropin, droce_argv,
                                           os.path.join(cdir, "droce.txt"), devices, link_wait)
-                if not self.droce_listening(prog, port):
+                if not self.droce_listening(prog, port, sc.cm):
                     reasons.append("droce's server never listened")
                 else:
-                    job = self.vm.start(f"{peer_cmd} {L.BRIDGE_IP4}", sc.secs)
+                    tail = "" if sc.cm else f" {L.BRIDGE_IP4}"
+                    job = self.vm.start(peer_cmd + tail, sc.secs)
                     peer_status, peer_out = self.vm.wait(job, sc.secs + 10)
                 droce_status = prog.wait(timeout=15 if job else 1)
             else:
                 job = self.vm.start(peer_cmd, sc.secs)
-                if not self.peer_listening(port):
+                if not self.peer_listening(port, sc.cm):
                     reasons.append("the peer's server never listened")
                 else:
                     prog = droce_side.Program(self.link, self.dropin,
-                                              droce_argv + [L.PEER_IP4],
+                                              droce_argv + client_tail,
                                               os.path.join(cdir, "droce.txt"), devices,
                                               link_wait)
                     droce_status = prog.wait(timeout=sc.secs)
@@ -359,7 +387,6 @@ class Suite:
         if sc.loss:
             self.peer_loss(0)
 
-        droce_serves = direction == "droce-server"
         self.check_end("droce", droce_status, droce_out, sc, reasons,
                        gid_of(sc, ends.peer_ip4, ends.peer_ip6), prog is not None, droce_serves)
         self.check_end("the peer", peer_status, peer_out, sc, reasons,
@@ -403,6 +430,8 @@ class Suite:
             reasons.append(f"{who} exited with status {status}")
         if not (serves and sc.quiet_server) and not sc.finished(output):
             reasons.append(f"{who} did not finish {sc.iters} iterations")
+        if sc.cm:
+            return  # rping prints no GID: the capture's CM REQ carries both (check_cm)
         gids = sc.remote_gids(output)
         if not gids:
             reasons.append(f"{who} reported no remote GID")
@@ -441,6 +470,8 @@ class Suite:
                 reasons.append(f"{src} answered the atomic of PSN {psn} with different "
                                f"original values {values}")
         senders = {flow["src"] for flow in summary["flows"]}
+        if sc.cm:
+            self.check_cm(path, sc, ends, reasons, droce_serves)
         if sc.expect_rnr:
             # the receiver (the server of a SEND test) must have sent RNR NAKs: else the
             # scenario proved nothing about either stack's RNR path
@@ -454,6 +485,44 @@ class Suite:
             if ip not in senders:
                 reasons.append(f"no RoCEv2 frame from {who} ({ip}) in the capture")
         return summary
+
+    def check_cm(self, path, sc, ends, reasons, droce_serves):
+        """A connection through the RDMA CM on the wire (IBTA 12.6, 12.9): the client's
+        REQ naming both GIDs, the server's REP, the client's RTU, then RC traffic from
+        both ends on the connection's QPs, and a DREQ answered by a DREP from the other
+        end. droce-pcap dissects every field; a REJ or MAD it finds malformed fails."""
+        droce_ip = ends_ip(sc, ends, droce=True)
+        peer_ip = ends_ip(sc, ends, droce=False)
+        client, server = (peer_ip, droce_ip) if droce_serves else (droce_ip, peer_ip)
+        msgs = capture.cm_messages(self.droce_pcap, path)
+        sent = [(src, name) for src, name, _ in msgs]
+        for src, name, fields in msgs:
+            if name == "REJ":
+                reasons.append(f"{src} sent a REJ (reason {fields.get('rej_reason')})")
+        for src, name in ((client, "REQ"), (server, "REP"), (client, "RTU")):
+            if (src, name) not in sent:
+                reasons.append(f"no CM {name} from {src} in the capture")
+        dreq = [src for src, name in sent if name == "DREQ"]
+        if not dreq:
+            reasons.append("no CM DREQ in the capture")
+        elif not any(src != dreq[0] and name == "DREP" for src, name in sent):
+            reasons.append(f"no CM DREP answered {dreq[0]}'s DREQ")
+        want = {"primary_local_gid": gid_of(sc, *((ends.peer_ip4, ends.peer_ip6)
+                                                    if droce_serves else
+                                                    (ends.droce_ip4, ends.droce_ip6))),
+                "primary_remote_gid": gid_of(sc, *((ends.droce_ip4, ends.droce_ip6)
+                                                     if droce_serves else
+                                                     (ends.peer_ip4, ends.peer_ip6)))}
+        for src, name, fields in msgs:
+            if name != "REQ" or src != client:
+                continue
+            for field, gid in want.items():
+                if ipaddress.IPv6Address(fields.get(field, "::")) != gid:
+                    reasons.append(f"the REQ's {field} is {fields.get(field)}, not {gid}")
+            break
+        missing = {droce_ip, peer_ip} - capture.rc_senders(self.droce_pcap, path)
+        for ip in sorted(missing):
+            reasons.append(f"no RC frame from {ip} on the connection's QP")
 
     def run(self, cells):
         say(f"1..{len(cells)}")

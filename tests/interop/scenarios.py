@@ -37,10 +37,17 @@ class Scenario:
     expect_rnr: bool = False  # the receiver must send RNR NAKs (the capture shows them)
     link: str = BRIDGE  # the link the cell runs on
     pmtu: int = 1024  # the path MTU (READ requests take a PSN per response packet of it)
+    cm: bool = False  # connected through the RDMA CM (rping): no out-of-band TCP, no GID printed
 
     @property
     def perftest(self):
         return self.program.startswith("ib_")
+
+    def cm_argv(self, serves, address, port):
+        """rping's command line: the server binds @address (its own), the client
+        connects to it (the server's); rdma_cm picks the device from the address."""
+        return [self.program, "-s" if serves else "-c", "-a", address, "-p", str(port),
+                "-C", str(self.iters), *self.args]
 
     def argv(self, device, port, droce=False):
         gid_opt = "-x" if self.perftest else "-g"
@@ -57,6 +64,10 @@ class Scenario:
         """Whether @output shows every iteration done."""
         if self.perftest:
             return re.search(rf"^\s*{self.size}\s+{self.iters}\s", output, re.M) is not None
+        if self.cm:
+            # rping -v prints each ping's data: "ping data: rdma-ping-N: ...", N from 0
+            pings = set(re.findall(r"ping data: rdma-ping-(\d+): ", output))
+            return pings == {str(n) for n in range(self.iters)}
         return re.search(rf"\b{self.iters} iters in", output) is not None
 
     def remote_gids(self, output):
@@ -67,6 +78,10 @@ class Scenario:
             return [ipaddress.IPv6Address(bytes(int(b) for b in g.split(":"))) for g in found]
         return [ipaddress.IPv6Address(g) for g in
                 re.findall(r"remote address:.*GID (\S+)", output)]
+
+
+def rping(name, count, what, **kw):
+    return Scenario(name, "rping", ["-v"], count, what, cm=True, **kw)
 
 
 def pingpong(name, program, args, iters, what, **kw):
@@ -194,6 +209,15 @@ SCENARIOS += [
     perftest("perf_send_bw_4096", "send_bw", 16384, 100,
              "droce-perf send_bw against ib_send_bw, 16 KiB over a 4 KiB path MTU",
              ["-m", "4096"], droce_program="droce-perf", link=VHOST, pmtu=4096),
+]
+
+# Debian's unmodified rping: the connection through the RDMA CM on both stacks (droce's
+# librdmacm drop-in and CM agent against Linux's rdma_cm and ib_cm): REQ, REP, RTU, then
+# RDMA READ, WRITE and SEND on the RC QP, DREQ and DREP at the end
+SCENARIOS += [
+    rping("rping", 10, "rping -C 10 through the RDMA CM (REQ/REP/RTU, DREQ/DREP), RC READ, "
+          "WRITE and SEND"),
+    rping("rping_ipv6", 10, "rping -C 10 through the RDMA CM over RoCEv2/IPv6", gid=GID_IP6),
 ]
 
 # droce as server (the peer connects to the bridge's address, where droce's

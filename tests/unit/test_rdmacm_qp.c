@@ -143,6 +143,32 @@ Test(rdmacm_qp, rts)
 	destroy(id);
 }
 
+/*
+ * The Starting PSN of REQ and REP (IBTA 12.6.5, 12.6.8) as Linux's CM reads it: the PSN the
+ * sender's receive queue expects. What we offer is our RQ PSN, what the peer offers our SQ
+ * PSN; taken the other way round, the two ends' PSNs never meet (each end's first packet is
+ * a duplicate to the other).
+ */
+Test(rdmacm_qp, starting_psn_is_the_senders_receive_psn)
+{
+	struct rdma_cm_id *id = routed_id(RDMA_PS_TCP);
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTR};
+	int mask = 0;
+
+	as_connected(to_rid(id));
+	cr_assert_eq(rdma_init_qp_attr(id, &a, &mask), 0);
+	cr_assert_eq(a.rq_psn, rdmacm_offered_psn(to_rid(id)),
+		     "the Starting PSN we send is what our RQ expects");
+	rdmacm_take_starting_psn(to_rid(id), 0x7654321 & 0xffffff);
+	a.qp_state = IBV_QPS_RTS;
+	cr_assert_eq(rdma_init_qp_attr(id, &a, &mask), 0);
+	cr_assert_eq(a.sq_psn, 0x654321, "the peer's Starting PSN is where our SQ starts");
+	a.qp_state = IBV_QPS_RTR;
+	cr_assert_eq(rdma_init_qp_attr(id, &a, &mask), 0);
+	cr_assert_eq(a.rq_psn, 0xabcdef, "and leaves our RQ PSN alone");
+	destroy(id);
+}
+
 Test(rdmacm_qp, ud_attributes)
 {
 	struct rdma_cm_id *id = routed_id(RDMA_PS_UDP);

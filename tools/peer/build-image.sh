@@ -29,7 +29,7 @@ cannot() {
 
 # Host packages whose files the image carries; the versions go into the key.
 host_pkgs=(busybox-static kmod iproute2 libibverbs1 ibverbs-providers ibverbs-utils perftest
-	librdmacm1 rdmacm-utils cpio libc6)
+	librdmacm1 rdmacm-utils cpio libc6 libgcc-s1)
 # Kernel modules the peer loads, with their dependencies: virtio for the NIC, a
 # crc32 for rxe's ICRC (6.1 computes it through the crypto API: without one, rdma
 # link add fails with ENOENT), the RDMA core and uverbs for userspace, netem
@@ -123,6 +123,9 @@ copy_with_libs() {
 	done
 }
 for p in "${programs[@]}" "$provider"; do copy_with_libs "$p"; done
+# glibc loads libgcc_s when a thread exits or is cancelled (rping's threads do): ldd does not
+# list it, and without it the program aborts
+copy_with_libs /usr/lib/x86_64-linux-gnu/libgcc_s.so.1
 mkdir -p "$root/etc/libibverbs.d"
 cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"
 
