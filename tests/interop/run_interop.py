@@ -316,6 +316,7 @@ class Suite:
         pcap = os.path.join(cdir, "capture.pcap")
         droce_serves = direction == "droce-server"
         if sc.cm:
+            port = sc.cm_port or port
             # rdma_cm: the client names the server's RoCE address, and both the device
             server_ip = ends_ip(sc, ends, droce=droce_serves)
             droce_argv = sc.cm_argv(droce_serves, server_ip, port)
@@ -487,10 +488,11 @@ class Suite:
         return summary
 
     def check_cm(self, path, sc, ends, reasons, droce_serves):
-        """A connection through the RDMA CM on the wire (IBTA 12.6, 12.9): the client's
-        REQ naming both GIDs, the server's REP, the client's RTU, then RC traffic from
-        both ends on the connection's QPs, and a DREQ answered by a DREP from the other
-        end. droce-pcap dissects every field; a REJ or MAD it finds malformed fails."""
+        """The RDMA CM on the wire: droce-pcap dissects every CM MAD (a malformed one
+        fails check_capture). An RC connection (IBTA 12.6, 12.9): the client's REQ
+        naming both GIDs, the server's REP, the client's RTU, a DREQ answered by a DREP
+        from the other end; UD through SIDR (12.11): a SIDR_REQ answered by a SIDR_REP
+        of status 0. No REJ; then traffic from both ends to QPs other than QP1."""
         droce_ip = ends_ip(sc, ends, droce=True)
         peer_ip = ends_ip(sc, ends, droce=False)
         client, server = (peer_ip, droce_ip) if droce_serves else (droce_ip, peer_ip)
@@ -499,6 +501,27 @@ class Suite:
         for src, name, fields in msgs:
             if name == "REJ":
                 reasons.append(f"{src} sent a REJ (reason {fields.get('rej_reason')})")
+        if sc.sidr:
+            self.check_sidr(msgs, client, server, reasons)
+        else:
+            self.check_connection(msgs, sc, ends, client, server, droce_serves, reasons)
+        missing = {droce_ip, peer_ip} - capture.rc_senders(self.droce_pcap, path)
+        for ip in sorted(missing):
+            reasons.append(f"no frame from {ip} to a QP other than QP1")
+
+    @staticmethod
+    def check_sidr(msgs, client, server, reasons):
+        if not any(src == client and name == "SIDR_REQ" for src, name, _ in msgs):
+            reasons.append(f"no CM SIDR_REQ from {client} in the capture")
+        reps = [f for src, name, f in msgs if src == server and name == "SIDR_REP"]
+        if not reps:
+            reasons.append(f"no CM SIDR_REP from {server} in the capture")
+        elif reps[0].get("status") != 0:
+            reasons.append(f"{server}'s SIDR_REP has status {reps[0].get('status')}")
+
+    @staticmethod
+    def check_connection(msgs, sc, ends, client, server, droce_serves, reasons):
+        sent = [(src, name) for src, name, _ in msgs]
         for src, name in ((client, "REQ"), (server, "REP"), (client, "RTU")):
             if (src, name) not in sent:
                 reasons.append(f"no CM {name} from {src} in the capture")
@@ -507,22 +530,15 @@ class Suite:
             reasons.append("no CM DREQ in the capture")
         elif not any(src != dreq[0] and name == "DREP" for src, name in sent):
             reasons.append(f"no CM DREP answered {dreq[0]}'s DREQ")
-        want = {"primary_local_gid": gid_of(sc, *((ends.peer_ip4, ends.peer_ip6)
-                                                    if droce_serves else
-                                                    (ends.droce_ip4, ends.droce_ip6))),
-                "primary_remote_gid": gid_of(sc, *((ends.droce_ip4, ends.droce_ip6)
-                                                     if droce_serves else
-                                                     (ends.peer_ip4, ends.peer_ip6)))}
-        for src, name, fields in msgs:
-            if name != "REQ" or src != client:
-                continue
-            for field, gid in want.items():
-                if ipaddress.IPv6Address(fields.get(field, "::")) != gid:
-                    reasons.append(f"the REQ's {field} is {fields.get(field)}, not {gid}")
-            break
-        missing = {droce_ip, peer_ip} - capture.rc_senders(self.droce_pcap, path)
-        for ip in sorted(missing):
-            reasons.append(f"no RC frame from {ip} on the connection's QP")
+        droce_gid = gid_of(sc, ends.droce_ip4, ends.droce_ip6)
+        peer_gid = gid_of(sc, ends.peer_ip4, ends.peer_ip6)
+        client_gid, server_gid = (peer_gid, droce_gid) if droce_serves else (droce_gid, peer_gid)
+        req = next((f for src, name, f in msgs if src == client and name == "REQ"), None)
+        if req is not None:
+            for field, gid in (("primary_local_gid", client_gid),
+                               ("primary_remote_gid", server_gid)):
+                if ipaddress.IPv6Address(req.get(field, "::")) != gid:
+                    reasons.append(f"the REQ's {field} is {req.get(field)}, not {gid}")
 
     def run(self, cells):
         say(f"1..{len(cells)}")

@@ -38,14 +38,24 @@ class Scenario:
     link: str = BRIDGE  # the link the cell runs on
     pmtu: int = 1024  # the path MTU (READ requests take a PSN per response packet of it)
     cm: bool = False  # connected through the RDMA CM (rping): no out-of-band TCP, no GID printed
+    cm_port: int = 0  # the rdma_cm port the program always takes (udaddy's 7174); 0: the cell's
 
     @property
     def perftest(self):
         return self.program.startswith("ib_")
 
+    @property
+    def sidr(self):
+        """UD through SIDR (udaddy) rather than an RC connection (rping)."""
+        return self.program == "udaddy"
+
     def cm_argv(self, serves, address, port):
-        """rping's command line: the server binds @address (its own), the client
-        connects to it (the server's); rdma_cm picks the device from the address."""
+        """The command line of an rdma_cm program: the server binds @address (its own),
+        the client connects to it (the server's); rdma_cm picks the device from the
+        address. udaddy has a port of its own."""
+        if self.sidr:
+            return [self.program, "-b" if serves else "-s", address, "-C", str(self.iters),
+                    *self.args]
         return [self.program, "-s" if serves else "-c", "-a", address, "-p", str(port),
                 "-C", str(self.iters), *self.args]
 
@@ -64,6 +74,9 @@ class Scenario:
         """Whether @output shows every iteration done."""
         if self.perftest:
             return re.search(rf"^\s*{self.size}\s+{self.iters}\s", output, re.M) is not None
+        if self.sidr:
+            # udaddy waits for every message's completion before it says so
+            return "data transfers complete" in output and "test complete" in output
         if self.cm:
             # rping -v prints each ping's data: "ping data: rdma-ping-N: ...", N from 0
             pings = set(re.findall(r"ping data: rdma-ping-(\d+): ", output))
@@ -218,6 +231,10 @@ SCENARIOS += [
     rping("rping", 10, "rping -C 10 through the RDMA CM (REQ/REP/RTU, DREQ/DREP), RC READ, "
           "WRITE and SEND"),
     rping("rping_ipv6", 10, "rping -C 10 through the RDMA CM over RoCEv2/IPv6", gid=GID_IP6),
+    Scenario("udaddy", "udaddy", [], 10, "udaddy -C 10: UD through SIDR (SIDR_REQ/SIDR_REP), "
+             "10 UD SENDs each way", cm=True, cm_port=7174),
+    Scenario("udaddy_ipv6", "udaddy", [], 10, "udaddy -C 10 through SIDR over RoCEv2/IPv6",
+             gid=GID_IP6, cm=True, cm_port=7174),
 ]
 
 # droce as server (the peer connects to the bridge's address, where droce's
