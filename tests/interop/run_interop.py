@@ -8,8 +8,9 @@ image under BUILD_DIR/peer), wires it and droce's af_packet port to a bridge in 
 network namespace of its own (and, when a selected scenario runs at path MTU
 4096, droce's vhost port to its second NIC), and runs every scenario of
 scenarios.py in both directions: the unmodified program on droce (through the
-drop-in libibverbs.so.1) against the same program on rxe0 (rxe1). A cell passes
-when both ends finish every iteration, each saw the other's GID, and droce-pcap
+drop-in libibverbs.so.1, and librdmacm.so.1 for rping and udaddy) against the same
+program on rxe0 (rxe1). A cell passes when both ends finish every iteration, each
+saw the other's GID (in the CM's REQ for rping), and droce-pcap
 finds every RoCEv2 frame of the capture (the bridge's; droce's port's on the
 vhost link, with no PSN missing) well formed with a good ICRC, frames from both
 ends among them.
@@ -89,8 +90,9 @@ def preflight(build, vhost):
         if shutil.which(prog) is None:
             skip(f"{prog} is missing (tools/setup.sh installs tools/deps.txt)")
     dropin = os.path.join(build, "lib", "dropin")
-    if not os.path.exists(os.path.join(dropin, "libibverbs.so.1")):
-        sys.exit(f"interop: no drop-in library in {dropin}: build droce first")
+    for lib in ("libibverbs.so.1", "librdmacm.so.1"):
+        if not os.path.exists(os.path.join(dropin, lib)):
+            sys.exit(f"interop: no drop-in {lib} in {dropin}: build droce first")
     if vhost and not os.path.exists(os.path.join(build, "app", "droce-pmd", "droce-pmd")):
         sys.exit("interop: no droce-pmd (it holds the vhost link while the peer boots): "
                  "build droce first")

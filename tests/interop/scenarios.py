@@ -1,5 +1,5 @@
-"""The interop matrix: Debian's unmodified ibv_*_pingpong and perftest on droce
-(through the drop-in) against the same programs on Linux Soft-RoCE, each
+"""The interop matrix: Debian's unmodified ibv_*_pingpong, perftest, rping and udaddy
+on droce (through the drop-ins) against the same programs on Linux Soft-RoCE, each
 scenario in both directions. Counts stay small: the peer runs under TCG. On the
 bridge link both ends' active MTU is 1024 (Ethernet MTU 1500: DPDK 22.11's
 af_packet PMD refuses larger frames), so -s 4096 -m 1024 sends 4-packet
