@@ -95,7 +95,7 @@ Test(rdmacm_qp, rtr)
 				   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
 				   IBV_QP_MIN_RNR_TIMER);
 	cr_assert_eq(a.dest_qp_num, 0x123456, "the peer's QPN");
-	cr_assert_eq(a.rq_psn, 0xabcdef, "the peer's starting PSN");
+	cr_assert_eq(a.rq_psn, 0xabcdef, "our RQ PSN, the one we offered");
 	cr_assert_eq(ibv_query_port(id->verbs, 1, &pa), 0);
 	cr_assert_eq(a.path_mtu, pa.active_mtu, "the route's MTU");
 	cr_assert_eq(a.max_dest_rd_atomic, 4, "responder resources");
@@ -128,7 +128,7 @@ Test(rdmacm_qp, rts)
 	cr_assert_eq(rdma_init_qp_attr(id, &a, &mask), 0);
 	cr_assert_eq(mask, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 				   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-	cr_assert_eq(a.sq_psn, 0x111111, "our starting PSN");
+	cr_assert_eq(a.sq_psn, 0x111111, "our SQ PSN, the one the peer offered");
 	cr_assert_eq(a.retry_cnt, 6);
 	cr_assert_eq(a.rnr_retry, 5);
 	cr_assert_eq(a.max_rd_atomic, 2, "initiator depth");
@@ -159,7 +159,7 @@ Test(rdmacm_qp, starting_psn_is_the_senders_receive_psn)
 	cr_assert_eq(rdma_init_qp_attr(id, &a, &mask), 0);
 	cr_assert_eq(a.rq_psn, rdmacm_offered_psn(to_rid(id)),
 		     "the Starting PSN we send is what our RQ expects");
-	rdmacm_take_starting_psn(to_rid(id), 0x7654321 & 0xffffff);
+	rdmacm_take_starting_psn(to_rid(id), 0x654321);
 	a.qp_state = IBV_QPS_RTS;
 	cr_assert_eq(rdma_init_qp_attr(id, &a, &mask), 0);
 	cr_assert_eq(a.sq_psn, 0x654321, "the peer's Starting PSN is where our SQ starts");
