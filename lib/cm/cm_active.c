@@ -131,28 +131,6 @@ void cm_active_rep(struct droce_cm_id *id, const struct droce_cm_decoded *d,
 	}
 }
 
-/* MRA of our REQ (12.6.6): the peer needs its service timeout more, plus the way back. */
-void cm_active_mra(struct droce_cm_id *id, const struct droce_cm_decoded *d,
-		   const struct droce_cm_addr *from)
-{
-	uint8_t service_timeout = (uint8_t)d->value[DROCE_CM_MRA_SERVICE_TIMEOUT];
-
-	switch (id->state) {
-	case DROCE_CM_REQ_SENT:
-		cm_timer_start(id, cm_time_us(service_timeout) + cm_time_us(id->packet_life_time),
-			       0);
-		id->state = DROCE_CM_MRA_REQ_RCVD;
-		cm_event(id, DROCE_CM_EV_MRA_RCVD, d, from, 0, NULL);
-		break;
-	case DROCE_CM_MRA_REQ_RCVD:
-		id->cm->stats.duplicates++;
-		break;
-	default:
-		id->cm->stats.unmatched++;
-		break;
-	}
-}
-
 int droce_cm_send_rtu(struct droce_cm_id *id, const void *private_data, uint8_t len)
 {
 	uint8_t mad[DROCE_MAD_LEN];

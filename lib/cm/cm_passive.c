@@ -204,28 +204,6 @@ void cm_passive_rtu(struct droce_cm_id *id, const struct droce_cm_decoded *d,
 	}
 }
 
-/* MRA of our REP (12.6.6): the requester's consumer takes longer. */
-void cm_passive_mra(struct droce_cm_id *id, const struct droce_cm_decoded *d,
-		    const struct droce_cm_addr *from)
-{
-	uint8_t service_timeout = (uint8_t)d->value[DROCE_CM_MRA_SERVICE_TIMEOUT];
-
-	switch (id->state) {
-	case DROCE_CM_REP_SENT:
-		cm_timer_start(id, cm_time_us(service_timeout) + cm_time_us(id->packet_life_time),
-			       0);
-		id->state = DROCE_CM_MRA_REP_RCVD;
-		cm_event(id, DROCE_CM_EV_MRA_RCVD, d, from, 0, NULL);
-		break;
-	case DROCE_CM_MRA_REP_RCVD:
-		id->cm->stats.duplicates++;
-		break;
-	default:
-		id->cm->stats.unmatched++;
-		break;
-	}
-}
-
 int droce_cm_established(struct droce_cm_id *id)
 {
 	if (id == NULL || (id->state != DROCE_CM_REP_SENT && id->state != DROCE_CM_MRA_REP_RCVD))

@@ -110,16 +110,12 @@ void cm_event(struct droce_cm_id *id, enum droce_cm_event_type type,
 /* cm_active.c: the active side's receive and timer handlers */
 void cm_active_rep(struct droce_cm_id *id, const struct droce_cm_decoded *d,
 		   const struct droce_cm_addr *from);
-void cm_active_mra(struct droce_cm_id *id, const struct droce_cm_decoded *d,
-		   const struct droce_cm_addr *from);
 void cm_active_timeout(struct droce_cm_id *id);
 
 /* cm_passive.c: the passive side's */
 void cm_passive_req(struct droce_cm *cm, const struct droce_cm_decoded *d,
 		    const struct droce_cm_addr *from);
 void cm_passive_rtu(struct droce_cm_id *id, const struct droce_cm_decoded *d,
-		    const struct droce_cm_addr *from);
-void cm_passive_mra(struct droce_cm_id *id, const struct droce_cm_decoded *d,
 		    const struct droce_cm_addr *from);
 void cm_passive_timeout(struct droce_cm_id *id);
 

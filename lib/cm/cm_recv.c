@@ -68,6 +68,28 @@ static void cm_lap_rcvd(struct droce_cm *cm, const struct droce_cm_addr *from, c
 		cm_send_raw(cm, from, apr, DROCE_CM_APR);
 }
 
+/*
+ * MRA of the REQ or REP the id sent (12.6.6): the peer needs its service timeout more, plus
+ * the way back; the id waits in @p extended. A repeated MRA changes nothing.
+ */
+static void cm_mra_rcvd(struct droce_cm_id *id, const struct droce_cm_decoded *d,
+			const struct droce_cm_addr *from, enum droce_cm_state waiting,
+			enum droce_cm_state extended)
+{
+	uint8_t service_timeout = (uint8_t)d->value[DROCE_CM_MRA_SERVICE_TIMEOUT];
+
+	if (id->state == waiting) {
+		cm_timer_start(id, cm_time_us(service_timeout) + cm_time_us(id->packet_life_time),
+			       0);
+		id->state = extended;
+		cm_event(id, DROCE_CM_EV_MRA_RCVD, d, from, 0, NULL);
+	} else if (id->state == extended) {
+		id->cm->stats.duplicates++;
+	} else {
+		id->cm->stats.unmatched++;
+	}
+}
+
 static void cm_dispatch(struct droce_cm *cm, const struct droce_cm_decoded *d,
 			const struct droce_cm_addr *from, const void *mad, size_t len)
 {
@@ -81,10 +103,11 @@ static void cm_dispatch(struct droce_cm *cm, const struct droce_cm_decoded *d,
 		id = cm_match(cm, (uint32_t)d->value[DROCE_CM_MRA_REMOTE_COMM_ID], from);
 		if (id == NULL)
 			break;
+		/* our REQ: the passive consumer takes longer; our REP: the active one does */
 		if (d->value[DROCE_CM_MRA_MESSAGE_MRAED] == DROCE_CM_REF_REQ)
-			cm_active_mra(id, d, from);
+			cm_mra_rcvd(id, d, from, DROCE_CM_REQ_SENT, DROCE_CM_MRA_REQ_RCVD);
 		else if (d->value[DROCE_CM_MRA_MESSAGE_MRAED] == DROCE_CM_REF_REP)
-			cm_passive_mra(id, d, from);
+			cm_mra_rcvd(id, d, from, DROCE_CM_REP_SENT, DROCE_CM_MRA_REP_RCVD);
 		else /* an MRA of a LAP: droce sends none */
 			cm->stats.unmatched++;
 		break;

@@ -13,29 +13,6 @@
 #include "droce_rdmacm.h"
 #include "rdmacm_env.h"
 
-static struct sockaddr_storage addr(const char *a, uint16_t port)
-{
-	struct sockaddr_storage ss;
-
-	memset(&ss, 0, sizeof(ss));
-	if (strchr(a, ':') != NULL) {
-		struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ss;
-
-		s->sin6_family = AF_INET6;
-		s->sin6_port = htons(port);
-		cr_assert_eq(inet_pton(AF_INET6, a, &s->sin6_addr), 1);
-	} else {
-		struct sockaddr_in *s = (struct sockaddr_in *)&ss;
-
-		s->sin_family = AF_INET;
-		s->sin_port = htons(port);
-		cr_assert_eq(inet_pton(AF_INET, a, &s->sin_addr), 1);
-	}
-	return ss;
-}
-
-#define SA(ss) ((struct sockaddr *)&(ss))
-
 static const char *device_of(const char *src, const char *dst, uint8_t *gid_index, int *rc)
 {
 	struct sockaddr_storage s, d;
